@@ -1,0 +1,54 @@
+# Two entry points (see README): `make book` builds the site, `make test` runs every test.
+# Both create .venv on first use and are idempotent; a second run with nothing changed is quick.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+BOOK_STAMP := $(VENV)/.book-installed
+DEV_STAMP := $(VENV)/.dev-installed
+# jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
+ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
+
+.PHONY: book test unit lint sysdeps clean bench copy-task
+
+$(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $@
+
+$(DEV_STAMP): $(BOOK_STAMP) requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	@touch $@
+
+book: $(BOOK_STAMP)
+	@mkdir -p _build
+	@if [ "$$(cat _build/.attn-hash 2>/dev/null)" != "$(ATTN_HASH)" ]; then \
+		echo "attn/ changed: clearing the execution cache"; rm -rf _build/.jupyter_cache; fi
+	$(BIN)/jupyter-book build . -W -n --keep-going
+	@echo $(ATTN_HASH) > _build/.attn-hash
+	@echo "Site built: $(CURDIR)/_build/html/index.html"
+
+# System packages the browser and workflow tests need (Debian): installed only if missing.
+sysdeps:
+	@if ! command -v chromium >/dev/null || ! command -v shellcheck >/dev/null; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium shellcheck >/dev/null; fi
+
+unit: $(DEV_STAMP)
+	$(BIN)/python -m pytest tests -q -m "not site" -p no:cacheprovider
+
+test: $(DEV_STAMP) sysdeps book
+	$(BIN)/python -m pytest tests _build/jupyter_execute \
+		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+		-p no:cacheprovider
+
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check attn tests bench
+
+bench: $(DEV_STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf _build

@@ -1,0 +1,23 @@
+"""attn: attention mechanisms and transformer pieces written from scratch in NumPy.
+
+Every public function documents the shape of each array it takes and
+returns, validates its inputs, and raises ``ValueError`` naming the argument,
+its shape and the expected shape instead of broadcasting silently.
+"""
+from .classic import additive_attention, dot_attention, general_attention
+from .core import causal_mask, masked_softmax, padding_mask, scaled_dot_product_attention, softmax
+from .plotting import heatmap, use_style
+
+__all__ = [
+    "softmax",
+    "masked_softmax",
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "padding_mask",
+    "additive_attention",
+    "dot_attention",
+    "general_attention",
+    "heatmap",
+    "use_style",
+]
+__version__ = "0.1.0"

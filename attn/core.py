@@ -1,0 +1,208 @@
+r"""Softmax, masks and scaled dot-product attention: the core every other module uses.
+
+Mask convention (one for the whole package): a boolean array where
+``True`` means *this query may attend to this key* and ``False`` means
+*blocked*. PyTorch's ``F.scaled_dot_product_attention`` uses the same
+convention; ``torch.nn.MultiheadAttention`` uses the opposite one
+(``True`` = blocked), so convert with ``~mask`` when comparing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, shape_str
+
+
+def softmax(x, axis: int = -1) -> np.ndarray:
+    r"""Numerically stable softmax along ``axis``.
+
+    .. math:: \operatorname{softmax}(x)_i = \frac{e^{x_i - m}}{\sum_j e^{x_j - m}},
+              \quad m = \max_j x_j
+
+    Parameters
+    ----------
+    x : array_like, shape (...)
+        Logits. ``-inf`` is allowed and gives an exact 0; NaN and ``+inf``
+        are refused.
+    axis : int
+        Axis that is normalised.
+
+    Returns
+    -------
+    ndarray, same shape as ``x``
+        Non-negative weights summing to 1 along ``axis``. A slice that is
+        entirely ``-inf`` (every position blocked) gives all zeros, never NaN.
+        float32 input stays float32; integer input becomes float64.
+    """
+    x = as_float(x, "x", allow_neg_inf=True)
+    if x.ndim == 0:
+        raise ValueError("x has shape () (0 dimensions); expected at least 1 dimension")
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isneginf(m), 0.0, m).astype(x.dtype)  # all -inf slice: exp(-inf) = 0
+    e = np.exp(x - m)
+    total = np.sum(e, axis=axis, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
+    r"""Softmax of ``scores`` where ``mask == False`` positions get weight exactly 0.
+
+    .. math:: w = \operatorname{softmax}(\text{where}(M, S, -\infty))
+
+    Parameters
+    ----------
+    scores : ndarray, shape (..., n)
+    mask : ndarray of bool, shape exactly ``scores.shape``, optional
+        True = may attend. No broadcasting: build the full shape first.
+    axis : int
+
+    Returns
+    -------
+    ndarray, same shape as ``scores``
+        A slice with no allowed position is all zeros.
+    """
+    scores = as_float(scores, "scores", allow_neg_inf=True)
+    if mask is None:
+        return softmax(scores, axis=axis)
+    mask = as_bool_mask(mask)
+    check_shape(mask, "mask", scores.shape, "the shape of scores")
+    return softmax(np.where(mask, scores, -np.inf).astype(scores.dtype), axis=axis)
+
+
+def _attention_mask(mask, batch: tuple, n_q: int, n_k: int) -> np.ndarray:
+    """Validate an attention mask and return it with the full ``batch + (n_q, n_k)`` shape."""
+    mask = as_bool_mask(mask)
+    full = batch + (n_q, n_k)
+    if mask.shape == (n_q, n_k):
+        return np.broadcast_to(mask, full)  # documented: the same mask for every batch element
+    if mask.shape != full:
+        expected = f"(n_q, n_k) = {shape_str((n_q, n_k))}"
+        if batch:
+            expected += f" or (..., n_q, n_k) = {shape_str(full)}"
+        raise ValueError(f"mask has shape {shape_str(mask.shape)}; expected {expected}")
+    return mask
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    r"""Scaled dot-product attention (Vaswani et al., 2017).
+
+    .. math:: \operatorname{Attention}(Q, K, V) =
+              \operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V
+
+    Parameters
+    ----------
+    Q : ndarray, shape (..., n_q, d_k)
+        Queries.
+    K : ndarray, shape (..., n_k, d_k)
+        Keys; the leading ``...`` batch dimensions must equal those of ``Q``.
+    V : ndarray, shape (..., n_k, d_v)
+        Values; same batch dimensions and same ``n_k`` as ``K``.
+    mask : ndarray of bool, shape (n_q, n_k) or (..., n_q, n_k), optional
+        True = the query may attend to the key. A 2-D mask is used for every
+        batch element; any other shape must match exactly.
+
+    Returns
+    -------
+    output : ndarray, shape (..., n_q, d_v)
+        Weighted sums of the value rows. A query with no allowed key gets a
+        zero row.
+    weights : ndarray, shape (..., n_q, n_k)
+        Attention weights; each row sums to 1 over the allowed keys (or is
+        all zeros if none is allowed). Masked entries are exactly 0.
+
+    Raises
+    ------
+    ValueError
+        On a wrong number of dimensions, ``d_k`` or ``n_k`` mismatch, batch
+        mismatch, a non-boolean or wrongly shaped mask, or NaN/inf inputs.
+    """
+    Q = as_float(Q, "Q")
+    K = as_float(K, "K")
+    V = as_float(V, "V")
+    check_ndim(Q, "Q", "(..., n_q, d_k) with at least 2 dimensions", 2)
+    check_ndim(K, "K", "(..., n_k, d_k) with at least 2 dimensions", 2)
+    check_ndim(V, "V", "(..., n_k, d_v) with at least 2 dimensions", 2)
+    n_q, d_k = Q.shape[-2:]
+    n_k = K.shape[-2]
+    check_dim(K, "K", -1, d_k, f"(..., n_k, d_k) with d_k = {d_k} from Q")
+    check_dim(V, "V", -2, n_k, f"(..., n_k, d_v) with n_k = {n_k} from K")
+    batch = Q.shape[:-2]
+    for name, arr, tail in (("K", K, "n_k, d_k"), ("V", V, "n_k, d_v")):
+        if arr.shape[:-2] != batch:
+            raise ValueError(
+                f"{name} has shape {shape_str(arr.shape)}; expected (..., {tail}) with batch "
+                f"dimensions ... = {shape_str(batch)} from Q (no broadcasting)"
+            )
+    dtype = np.result_type(Q, K, V)
+    Q, K, V = Q.astype(dtype, copy=False), K.astype(dtype, copy=False), V.astype(dtype, copy=False)
+
+    scores = Q @ np.swapaxes(K, -1, -2) / dtype.type(np.sqrt(d_k))  # (..., n_q, n_k)
+    full_mask = None if mask is None else _attention_mask(mask, batch, n_q, n_k)
+    weights = masked_softmax(scores, full_mask)  # (..., n_q, n_k)
+    return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
+
+
+def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
+    """Boolean causal mask: query ``i`` may attend to keys ``0..i``.
+
+    Parameters
+    ----------
+    n_q : int
+        Number of queries.
+    n_k : int, optional
+        Number of keys (defaults to ``n_q``).
+
+    Returns
+    -------
+    ndarray of bool, shape (n_q, n_k)
+        Lower-triangular, aligned at the top-left corner like PyTorch's
+        ``is_causal=True``.
+    """
+    n_k = n_q if n_k is None else n_k
+    for name, n in (("n_q", n_q), ("n_k", n_k)):
+        if int(n) != n or n < 1:
+            raise ValueError(f"{name} must be a positive integer, got {n!r}")
+    return np.tril(np.ones((int(n_q), int(n_k)), dtype=bool))
+
+
+def padding_mask(lengths, n_k: int, n_q: int | None = None) -> np.ndarray:
+    """Key padding mask from sequence lengths: True on real positions.
+
+    Parameters
+    ----------
+    lengths : array_like of int, shape (batch,)
+        Real length of each sequence, ``0 <= lengths[b] <= n_k``.
+    n_k : int
+        Padded length (number of keys).
+    n_q : int, optional
+        If given, the mask is repeated for ``n_q`` queries so that it has
+        the attention-mask shape and can be passed to
+        :func:`scaled_dot_product_attention` directly.
+
+    Returns
+    -------
+    ndarray of bool, shape (batch, n_k), or (batch, n_q, n_k) if ``n_q`` is given
+        ``mask[b, j]`` is True when ``j < lengths[b]``.
+
+    Notes
+    -----
+    To combine it with a causal mask, take the logical *and* of masks of the
+    same shape: ``padding_mask(lengths, n, n_q=n) & causal_mask(n)``. A query
+    is then allowed a key only if both masks allow it.
+    """
+    lengths = np.asarray(lengths)
+    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
+        raise ValueError(
+            f"lengths has shape {shape_str(lengths.shape)} and dtype {lengths.dtype}; "
+            "expected integers with shape (batch,)"
+        )
+    if int(n_k) != n_k or n_k < 1:
+        raise ValueError(f"n_k must be a positive integer, got {n_k!r}")
+    if lengths.size and (lengths.min() < 0 or lengths.max() > n_k):
+        raise ValueError(f"lengths must lie in [0, n_k = {n_k}], got {lengths.tolist()}")
+    mask = np.arange(n_k)[None, :] < lengths[:, None]  # (batch, n_k)
+    if n_q is None:
+        return mask
+    if int(n_q) != n_q or n_q < 1:
+        raise ValueError(f"n_q must be a positive integer, got {n_q!r}")
+    return np.repeat(mask[:, None, :], int(n_q), axis=1)  # (batch, n_q, n_k)
