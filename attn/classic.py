@@ -1,7 +1,7 @@
 r"""Classic (RNN-era) attention scores: Bahdanau additive and Luong dot / general.
 
 All three share one path: a score per encoder position, then
-:func:`attn.masked_softmax`, then the weighted sum of the encoder states
+:func:`attn.core.masked_softmax`, then the weighted sum of the encoder states
 (keys and values are the same array here).
 
 Shapes (symbols used in every docstring below)
