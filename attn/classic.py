@@ -28,6 +28,11 @@ def _check_query_keys(query, keys):
             f"keys has shape {shape_str(keys.shape)}; expected (..., T, d_h) with batch "
             f"dimensions ... = {shape_str(query.shape[:-1])} from query (no broadcasting)"
         )
+    if keys.shape[-2] == 0:
+        raise ValueError(
+            f"keys has shape {shape_str(keys.shape)}; expected (..., T, d_h) with T >= 1 "
+            "(at least one encoder position)"
+        )
     dtype = np.result_type(query, keys)
     return query.astype(dtype, copy=False), keys.astype(dtype, copy=False)
 
