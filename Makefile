@@ -27,6 +27,7 @@ book: $(BOOK_STAMP)
 	@if [ "$$(cat _build/.attn-hash 2>/dev/null)" != "$(ATTN_HASH)" ]; then \
 		echo "attn/ changed: clearing the execution cache"; rm -rf _build/.jupyter_cache; fi
 	$(BIN)/jupyter-book build . -W -n --keep-going
+	$(BIN)/python tools/export_executed.py _build
 	@echo $(ATTN_HASH) > _build/.attn-hash
 	@echo "Site built: $(CURDIR)/_build/html/index.html"
 
