@@ -6,7 +6,10 @@ its shape and the expected shape instead of broadcasting silently.
 """
 from .classic import additive_attention, dot_attention, general_attention
 from .core import causal_mask, masked_softmax, padding_mask, scaled_dot_product_attention, softmax
+from .encoder import ffn, layer_norm, transformer_encoder_block
+from .multihead import MultiHeadAttention
 from .plotting import heatmap, use_style
+from .positional import positional_encoding, positional_frequencies
 
 __all__ = [
     "softmax",
@@ -19,5 +22,11 @@ __all__ = [
     "general_attention",
     "heatmap",
     "use_style",
+    "MultiHeadAttention",
+    "layer_norm",
+    "ffn",
+    "transformer_encoder_block",
+    "positional_encoding",
+    "positional_frequencies",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,141 @@
+r"""Layer normalisation, the position-wise feed-forward network and the encoder block.
+
+The block is the original *post-norm* form of Vaswani et al. (2017):
+
+.. math::
+   h = \operatorname{LN}(x + \operatorname{MHA}(x, x, x)), \qquad
+   \text{out} = \operatorname{LN}(h + \operatorname{FFN}(h))
+
+Shapes: ``d_model`` model width, ``d_ff`` hidden width of the FFN, ``n``
+sequence length, ``...`` any batch dimensions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_float, check_dim, check_ndim, check_shape
+from .multihead import MultiHeadAttention
+
+
+def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5) -> np.ndarray:
+    r"""Layer normalisation over the last axis (Ba et al., 2016).
+
+    .. math:: \operatorname{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta,
+              \quad \mu = \tfrac{1}{d}\sum_j x_j,\;
+              \sigma^2 = \tfrac{1}{d}\sum_j (x_j - \mu)^2
+
+    The variance is the biased one (divide by ``d``) and ``eps`` sits inside
+    the square root, exactly as ``torch.nn.LayerNorm``. The variant
+    :math:`(x - \mu) / (\sigma + \varepsilon)` differs from it by a relative
+    amount of order :math:`\varepsilon / \sigma^2`.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d)
+    gamma : array_like, shape (d,), optional
+        Scale (default: ones).
+    beta : array_like, shape (d,), optional
+        Shift (default: zeros).
+    eps : float
+        Positive constant added to the variance.
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+        Each row has mean ``beta`` and (for ``gamma = 1``) variance
+        :math:`\sigma^2 / (\sigma^2 + \varepsilon)`. A constant row maps to ``beta``.
+    """
+    x = as_float(x, "x")
+    check_ndim(x, "x", "(..., d) with at least 1 dimension", 1)
+    if not eps > 0:
+        raise ValueError(f"eps must be positive, got {eps!r}")
+    d = x.shape[-1]
+    dtype = x.dtype
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    centred = x - mean  # (..., d)
+    var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
+    y = centred / np.sqrt(var + dtype.type(eps))  # (..., d)
+    if gamma is not None:
+        gamma = as_float(gamma, "gamma")
+        check_shape(gamma, "gamma", (d,), "(d,)", "the last dimension of x")
+        y = y * gamma.astype(dtype, copy=False)
+    if beta is not None:
+        beta = as_float(beta, "beta")
+        check_shape(beta, "beta", (d,), "(d,)", "the last dimension of x")
+        y = y + beta.astype(dtype, copy=False)
+    return y
+
+
+def ffn(x, W1, b1, W2, b2) -> np.ndarray:
+    r"""Position-wise feed-forward network with a ReLU.
+
+    .. math:: \operatorname{FFN}(x) = \max(0,\; x W_1 + b_1)\, W_2 + b_2
+
+    Parameters
+    ----------
+    x : array_like, shape (..., d_model)
+    W1 : array_like, shape (d_model, d_ff)
+    b1 : array_like, shape (d_ff,)
+    W2 : array_like, shape (d_ff, d_model)
+    b2 : array_like, shape (d_model,)
+
+    Returns
+    -------
+    ndarray, shape (..., d_model)
+        Applied to every position independently.
+    """
+    x = as_float(x, "x")
+    check_ndim(x, "x", "(..., d_model) with at least 1 dimension", 1)
+    d_model = x.shape[-1]
+    W1 = as_float(W1, "W1")
+    check_ndim(W1, "W1", "(d_model, d_ff) with 2 dimensions", 2, 2)
+    check_dim(W1, "W1", 0, d_model, f"(d_model, d_ff) with d_model = {d_model} from x")
+    d_ff = W1.shape[1]
+    b1 = as_float(b1, "b1")
+    check_shape(b1, "b1", (d_ff,), "(d_ff,)", "d_ff from W1")
+    W2 = as_float(W2, "W2")
+    check_shape(W2, "W2", (d_ff, d_model), "(d_ff, d_model)", "d_ff from W1, d_model from x")
+    b2 = as_float(b2, "b2")
+    check_shape(b2, "b2", (d_model,), "(d_model,)", "d_model from x")
+    dtype = x.dtype
+    W1, b1, W2, b2 = (a.astype(dtype, copy=False) for a in (W1, b1, W2, b2))
+    hidden = np.maximum(x @ W1 + b1, dtype.type(0))  # (..., d_ff)
+    return hidden @ W2 + b2  # (..., d_model)
+
+
+def transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=None, *, gamma1=None, beta1=None,
+                              gamma2=None, beta2=None, eps: float = 1e-5) -> np.ndarray:
+    r"""One post-norm Transformer encoder layer (no dropout).
+
+    .. math::
+       h = \operatorname{LN}_1(x + \operatorname{MHA}(x, x, x)), \qquad
+       \text{out} = \operatorname{LN}_2(h + \operatorname{FFN}(h))
+
+    Parameters
+    ----------
+    x : array_like, shape (..., n, d_model)
+        Token representations.
+    mha : MultiHeadAttention
+        Self-attention layer with width ``d_model``.
+    W1, b1, W2, b2 : array_like
+        FFN parameters, shapes (d_model, d_ff), (d_ff,), (d_ff, d_model), (d_model,).
+    mask : ndarray of bool, optional
+        True = may attend; any shape :meth:`attn.multihead.MultiHeadAttention.forward` accepts
+        with ``n_q = n_k = n``.
+    gamma1, beta1, gamma2, beta2 : array_like, shape (d_model,), optional
+        Scale and shift of the two layer norms (default 1 and 0).
+    eps : float
+        Layer-norm epsilon.
+
+    Returns
+    -------
+    ndarray, shape (..., n, d_model)
+    """
+    if not isinstance(mha, MultiHeadAttention):
+        raise ValueError(f"mha must be a MultiHeadAttention, got {type(mha).__name__}")
+    x = as_float(x, "x")
+    check_ndim(x, "x", "(..., n, d_model) with at least 2 dimensions", 2)
+    check_dim(x, "x", -1, mha.d_model, f"(..., n, d_model) with d_model = {mha.d_model} from mha")
+    attended, _ = mha.forward(x, x, x, mask)  # (..., n, d_model)
+    h = layer_norm(x + attended, gamma1, beta1, eps)  # (..., n, d_model)
+    return layer_norm(h + ffn(h, W1, b1, W2, b2), gamma2, beta2, eps)  # (..., n, d_model)

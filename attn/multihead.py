@@ -1,0 +1,255 @@
+r"""Multi-head attention built on :func:`attn.core.scaled_dot_product_attention`.
+
+.. math::
+   \operatorname{head}_i = \operatorname{Attention}(Q W_Q^i,\; K W_K^i,\; V W_V^i), \qquad
+   \operatorname{MHA}(Q, K, V) = [\operatorname{head}_1; \dots; \operatorname{head}_h]\, W^O
+
+Shapes (symbols used in every docstring below)
+------------------------------------------------
+``d_model``  model width            ``h``    number of heads (``num_heads``)
+``d_k``      head width, ``d_model // h``
+``n_q``      number of queries      ``n_k``  number of keys / values
+``...``      any batch dimensions, identical for ``Q``, ``K`` and ``V``
+
+There are no biases, as in the activity's description (and in
+``torch.nn.MultiheadAttention(bias=False)``). Every head is computed in one
+call to the core, batched over a head axis placed just before ``(n, d_k)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, shape_str
+from .core import scaled_dot_product_attention
+
+
+def _positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or int(value) != value or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _head_width(d_model, num_heads) -> int:
+    d_model = _positive_int(d_model, "d_model")
+    num_heads = _positive_int(num_heads, "num_heads")
+    if d_model % num_heads:
+        raise ValueError(
+            f"d_model = {d_model} is not divisible by num_heads = {num_heads}; "
+            "d_k = d_model / num_heads must be an integer"
+        )
+    return d_model // num_heads
+
+
+def _standard_normal(rng, shape):
+    """Draw from ``rng``: None = NumPy's global generator (``np.random.seed``), int = seed, or a generator."""
+    if rng is None:
+        return np.random.standard_normal(shape)  # noqa: NPY002 -- deliberate: the activity seeds np.random
+    return rng.standard_normal(shape)
+
+
+class MultiHeadAttention:
+    r"""Multi-head attention with per-head projections and an output projection.
+
+    Parameters
+    ----------
+    d_model : int
+        Width of the inputs and of the output.
+    num_heads : int
+        Number of heads ``h``; must divide ``d_model``.
+    rng : None, int, numpy.random.Generator or numpy.random.RandomState, optional
+        Source of the random initial weights, drawn in the order ``W_q``,
+        ``W_k``, ``W_v``, ``W_o`` from :math:`\mathcal N(0, 1/d_{model})`
+        (variance-preserving for unit-variance inputs).
+
+        * ``None``: NumPy's *global* generator, so ``np.random.seed(42)``
+          right before the constructor makes the weights reproducible;
+        * an ``int``: the seed of a fresh ``np.random.default_rng(rng)``;
+        * a generator object: used as is (its state advances).
+
+    Attributes
+    ----------
+    W_q, W_k, W_v : ndarray, shape (h, d_model, d_k)
+        ``W_q[i]`` is :math:`W_Q^i`, the query projection of head ``i``.
+    W_o : ndarray, shape (d_model, d_model)
+        Output projection :math:`W^O`; rows ``i*d_k:(i+1)*d_k`` act on head ``i``.
+    d_model, num_heads, d_k : int
+
+    Raises
+    ------
+    ValueError
+        If ``d_model`` is not divisible by ``num_heads`` or either is not a
+        positive integer.
+
+    See Also
+    --------
+    MultiHeadAttention.from_weights : build it from given matrices.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, rng=None):
+        d_k = _head_width(d_model, num_heads)
+        self.d_model, self.num_heads, self.d_k = int(d_model), int(num_heads), d_k
+        if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+            rng = np.random.default_rng(int(rng))
+        scale = 1.0 / np.sqrt(self.d_model)
+        head_shape = (self.num_heads, self.d_model, d_k)
+        self.W_q = _standard_normal(rng, head_shape) * scale  # (h, d_model, d_k)
+        self.W_k = _standard_normal(rng, head_shape) * scale  # (h, d_model, d_k)
+        self.W_v = _standard_normal(rng, head_shape) * scale  # (h, d_model, d_k)
+        self.W_o = _standard_normal(rng, (self.d_model, self.d_model)) * scale  # (d_model, d_model)
+
+    @classmethod
+    def from_weights(cls, W_q, W_k, W_v, W_o) -> "MultiHeadAttention":
+        """Build the layer from explicit matrices (copied, no random draw).
+
+        Parameters
+        ----------
+        W_q, W_k, W_v : array_like, shape (h, d_model, d_k)
+            Per-head projections, with ``d_k = d_model / h``.
+        W_o : array_like, shape (d_model, d_model)
+
+        Returns
+        -------
+        MultiHeadAttention
+        """
+        W_q = as_float(W_q, "W_q")
+        check_ndim(W_q, "W_q", "(h, d_model, d_k) with 3 dimensions", 3, 3)
+        h, d_model, d_k = W_q.shape
+        if h * d_k != d_model:
+            raise ValueError(
+                f"W_q has shape {shape_str(W_q.shape)}; expected (h, d_model, d_k) with "
+                f"d_k = d_model / h = {d_model} / {h}"
+            )
+        layer = cls.__new__(cls)
+        layer.d_model, layer.num_heads, layer.d_k = d_model, h, d_k
+        layer.W_q = W_q.copy()
+        for name, W in (("W_k", W_k), ("W_v", W_v)):
+            W = as_float(W, name)
+            check_shape(W, name, (h, d_model, d_k), "(h, d_model, d_k)", "the shape of W_q")
+            setattr(layer, name, W.copy())
+        W_o = as_float(W_o, "W_o")
+        check_shape(W_o, "W_o", (d_model, d_model), "(d_model, d_model)", "d_model from W_q")
+        layer.W_o = W_o.copy()
+        return layer
+
+    def __repr__(self) -> str:
+        return f"MultiHeadAttention(d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k})"
+
+    def _check_weights(self):
+        """Weights may be reassigned by hand: re-validate them before use."""
+        h, d, d_k = self.num_heads, self.d_model, self.d_k
+        for name in ("W_q", "W_k", "W_v"):
+            check_shape(np.asarray(getattr(self, name)), name, (h, d, d_k), "(h, d_model, d_k)")
+        check_shape(np.asarray(self.W_o), "W_o", (d, d), "(d_model, d_model)")
+
+    def _head_mask(self, mask, batch: tuple, n_q: int, n_k: int):
+        """Return a mask the core accepts for the head-batched shape ``batch + (h, n_q, n_k)``."""
+        if mask is None:
+            return None
+        mask = as_bool_mask(mask)
+        h = self.num_heads
+        if mask.shape == (n_q, n_k):
+            return mask  # the core uses a 2-D mask for every batch element and head
+        if mask.shape == batch + (n_q, n_k):
+            return np.broadcast_to(mask[..., None, :, :], batch + (h, n_q, n_k))  # same for every head
+        if mask.shape == batch + (h, n_q, n_k):
+            return mask  # one mask per head
+        raise ValueError(
+            f"mask has shape {shape_str(mask.shape)}; expected (n_q, n_k) = {shape_str((n_q, n_k))}, "
+            f"(..., n_q, n_k) = {shape_str(batch + (n_q, n_k))} or "
+            f"(..., h, n_q, n_k) = {shape_str(batch + (h, n_q, n_k))}"
+        )
+
+    def head_outputs(self, Q, K, V, mask=None):
+        r"""Per-head attention, before concatenation and :math:`W^O`.
+
+        Parameters
+        ----------
+        Q : array_like, shape (..., n_q, d_model)
+        K : array_like, shape (..., n_k, d_model)
+        V : array_like, shape (..., n_k, d_model)
+        mask : ndarray of bool, optional
+            True = the query may attend to the key. Accepted shapes:
+
+            * ``(n_q, n_k)``: the same mask for every batch element and head;
+            * ``(..., n_q, n_k)`` (exactly the batch of ``Q``): the same mask
+              for every head;
+            * ``(..., h, n_q, n_k)``: one mask per head.
+
+        Returns
+        -------
+        heads : ndarray, shape (..., h, n_q, d_k)
+            :math:`\operatorname{head}_i` for every head ``i``.
+        weights : ndarray, shape (..., h, n_q, n_k)
+            Attention weights of every head.
+        """
+        self._check_weights()
+        Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
+        d = self.d_model
+        check_ndim(Q, "Q", "(..., n_q, d_model) with at least 2 dimensions", 2)
+        check_ndim(K, "K", "(..., n_k, d_model) with at least 2 dimensions", 2)
+        check_ndim(V, "V", "(..., n_k, d_model) with at least 2 dimensions", 2)
+        for name, arr, tail in (("Q", Q, "n_q"), ("K", K, "n_k"), ("V", V, "n_k")):
+            check_dim(arr, name, -1, d, f"(..., {tail}, d_model) with d_model = {d}")
+        batch, n_q, n_k = Q.shape[:-2], Q.shape[-2], K.shape[-2]
+        for name, arr in (("K", K), ("V", V)):
+            if arr.shape[:-2] != batch:
+                raise ValueError(
+                    f"{name} has shape {shape_str(arr.shape)}; expected (..., n_k, d_model) with batch "
+                    f"dimensions ... = {shape_str(batch)} from Q (no broadcasting)"
+                )
+        check_dim(V, "V", -2, n_k, f"(..., n_k, d_model) with n_k = {n_k} from K")
+        head_mask = self._head_mask(mask, batch, n_q, n_k)
+
+        dtype = np.result_type(Q, K, V)
+        W_q, W_k, W_v = (np.asarray(W, dtype=dtype) for W in (self.W_q, self.W_k, self.W_v))
+        # (..., n, d_model) x (h, d_model, d_k) -> (..., h, n, d_k)
+        q = np.einsum("...nd,hdk->...hnk", Q.astype(dtype, copy=False), W_q)  # (..., h, n_q, d_k)
+        k = np.einsum("...nd,hdk->...hnk", K.astype(dtype, copy=False), W_k)  # (..., h, n_k, d_k)
+        v = np.einsum("...nd,hdk->...hnk", V.astype(dtype, copy=False), W_v)  # (..., h, n_k, d_k)
+        return scaled_dot_product_attention(q, k, v, mask=head_mask)
+
+    def concat_heads(self, heads) -> np.ndarray:
+        r"""Concatenate head outputs along the feature axis: :math:`[\operatorname{head}_1; \dots]`.
+
+        Parameters
+        ----------
+        heads : array_like, shape (..., h, n_q, d_k)
+
+        Returns
+        -------
+        ndarray, shape (..., n_q, h * d_k) = (..., n_q, d_model)
+            Columns ``i*d_k:(i+1)*d_k`` hold head ``i``.
+        """
+        heads = as_float(heads, "heads")
+        check_ndim(heads, "heads", "(..., h, n_q, d_k) with at least 3 dimensions", 3)
+        h, n_q, d_k = heads.shape[-3:]
+        check_shape(heads, "heads", heads.shape[:-3] + (self.num_heads, n_q, self.d_k),
+                    f"(..., h, n_q, d_k) with h = {self.num_heads}, d_k = {self.d_k}")
+        moved = np.moveaxis(heads, -3, -2)  # (..., n_q, h, d_k)
+        return moved.reshape(heads.shape[:-3] + (n_q, h * d_k))  # (..., n_q, d_model)
+
+    def forward(self, Q, K, V, mask=None):
+        r"""Project, attend per head, concatenate, project the output.
+
+        Parameters
+        ----------
+        Q : array_like, shape (..., n_q, d_model)
+        K : array_like, shape (..., n_k, d_model)
+        V : array_like, shape (..., n_k, d_model)
+        mask : ndarray of bool, optional
+            True = may attend; shape ``(n_q, n_k)``, ``(..., n_q, n_k)`` or
+            ``(..., h, n_q, n_k)`` (see :meth:`MultiHeadAttention.head_outputs`).
+
+        Returns
+        -------
+        output : ndarray, shape (..., n_q, d_model)
+            :math:`[\operatorname{head}_1; \dots; \operatorname{head}_h] W^O`.
+            float32 inputs give float32 output.
+        weights : ndarray, shape (..., h, n_q, n_k)
+            Attention weights of every head.
+        """
+        heads, weights = self.head_outputs(Q, K, V, mask)  # (..., h, n_q, d_k), (..., h, n_q, n_k)
+        concat = self.concat_heads(heads)  # (..., n_q, d_model)
+        return concat @ np.asarray(self.W_o, dtype=concat.dtype), weights
+
+    __call__ = forward
