@@ -8,8 +8,9 @@ from .classic import additive_attention, dot_attention, general_attention
 from .core import causal_mask, masked_softmax, padding_mask, scaled_dot_product_attention, softmax
 from .encoder import ffn, layer_norm, transformer_encoder_block
 from .multihead import MultiHeadAttention
-from .plotting import heatmap, use_style
+from .plotting import ascii_heatmap, heatmap, use_style
 from .positional import positional_encoding, positional_frequencies
+from .self_attention import SelfAttention
 
 __all__ = [
     "softmax",
@@ -22,6 +23,8 @@ __all__ = [
     "general_attention",
     "heatmap",
     "use_style",
+    "ascii_heatmap",
+    "SelfAttention",
     "MultiHeadAttention",
     "layer_norm",
     "ffn",

@@ -84,3 +84,82 @@ def heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, title=None, xl
             ax.text(j, i, format(value, fmt), ha="center", va="center", fontsize=9,
                     color="black" if luminance > 0.5 else "white")
     return fig, ax
+
+
+ASCII_SHADES = " .:-=+*#%@"
+
+
+def ascii_heatmap(weights, row_labels, col_labels=None, *, shades=ASCII_SHADES, cell_width=None):
+    r"""Render a non-negative matrix as text, one shade character per cell.
+
+    The quick terminal view of an attention matrix: each cell gets the shade
+    whose index is proportional to the cell's value divided by the
+    **largest value in the matrix**,
+
+    .. math:: \ell_{ij} = \operatorname{round}\!\left(
+              \frac{w_{ij}}{\max_{a,b} w_{ab}} \, (L - 1)\right),
+
+    where ``L = len(shades)`` (ties round to even); the maximum gets ``shades[-1]`` and 0 gets
+    ``shades[0]``. An all-zero matrix is drawn entirely with ``shades[0]``.
+
+    Parameters
+    ----------
+    weights : array_like, shape (n_rows, n_cols)
+        Non-negative, finite values (e.g. attention weights).
+    row_labels : sequence of str, length n_rows
+        Labels written on the left of each row.
+    col_labels : sequence of str, length n_cols, optional
+        Column headers; defaults to ``row_labels`` (self-attention, square
+        matrix).
+    shades : str
+        At least two characters, from lightest (0) to darkest (the maximum).
+    cell_width : int, optional
+        Width of each column (at least 2); defaults to the longest column
+        label plus one, and at least 3. Each cell is the shade character written twice,
+        right-aligned under its label.
+
+    Returns
+    -------
+    str
+        ``n_rows + 1`` lines (header, then one line per row) joined by
+        ``"\n"``, without a trailing newline.
+
+    Raises
+    ------
+    ValueError
+        If ``weights`` is not 2-D, holds negative values, NaN or inf, or a
+        label list has the wrong length.
+    """
+    w = as_float(weights, "weights")
+    check_ndim(w, "weights", "(n_rows, n_cols) with 2 dimensions", 2, 2)
+    if (w < 0).any():
+        raise ValueError(
+            f"weights with shape {shape_str(w.shape)} has negative entries "
+            f"(min {w.min():g}); expected non-negative values"
+        )
+    col_labels = row_labels if col_labels is None else col_labels
+    for name, labels, n in (("row_labels", row_labels, w.shape[0]), ("col_labels", col_labels, w.shape[1])):
+        if len(labels) != n:
+            raise ValueError(
+                f"{name} has length {len(labels)}; expected {n} to match weights "
+                f"of shape {shape_str(w.shape)}"
+            )
+    if len(shades) < 2:
+        raise ValueError(f"shades must have at least 2 characters, got {shades!r}")
+    row_labels = [str(s) for s in row_labels]
+    col_labels = [str(s) for s in col_labels]
+    width = cell_width if cell_width is not None else max(3, 1 + max(len(s) for s in col_labels))
+    if int(width) != width or width < 2:
+        raise ValueError(f"cell_width must be an integer >= 2, got {cell_width!r}")
+    width = int(width)
+    margin = max(len(s) for s in row_labels)
+
+    top = w.max()
+    scaled = w / top if top > 0 else np.zeros_like(w)  # (n_rows, n_cols), in [0, 1]
+    levels = np.rint(scaled * (len(shades) - 1)).astype(int)  # (n_rows, n_cols)
+
+    lines = [" " * margin + "".join(s.rjust(width) for s in col_labels)]
+    for label, row in zip(row_labels, levels, strict=True):
+        cells = "".join((shades[k] * 2).rjust(width) for k in row)
+        lines.append(label.rjust(margin) + cells)
+    return "\n".join(lines)
