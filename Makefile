@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.dev-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
 ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit lint sysdeps clean bench copy-task
+.PHONY: book test unit lint sysdeps clean bench copy-task mathjax
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,7 +22,16 @@ $(DEV_STAMP): $(BOOK_STAMP) requirements-dev.txt
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	@touch $@
 
-book: $(BOOK_STAMP)
+# MathJax 3 for the site, from npm (exact version in package-lock.json); copied into the built
+# site by tools/site_ext.py, never committed. `npm ci` recreates node_modules/, hence the stamp.
+MATHJAX_STAMP := node_modules/.mathjax-installed
+$(MATHJAX_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+	@touch $@
+
+mathjax: $(MATHJAX_STAMP)
+
+book: $(BOOK_STAMP) $(MATHJAX_STAMP)
 	@mkdir -p _build
 	@if [ "$$(cat _build/.attn-hash 2>/dev/null)" != "$(ATTN_HASH)" ]; then \
 		echo "attn/ changed: clearing the execution cache"; rm -rf _build/.jupyter_cache; fi

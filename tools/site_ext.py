@@ -1,0 +1,92 @@
+"""Local Sphinx extension: settings of the published site derived from ``_config.yml``.
+
+Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does three things:
+
+* **Self-contained math.** MathJax 3 comes from the npm package pinned in ``package.json`` /
+  ``package-lock.json`` (``make mathjax`` runs ``npm ci`` into ``node_modules/``, which is never
+  committed). When an HTML build starts, its ``es5/`` tree is copied to ``_static/mathjax/`` of the site,
+  and ``mathjax_path`` (relative to ``_static``) points there. It is deliberately *not* under
+  ``book/_static``: Jupyter Book would inject every ``.js`` found there into every page.
+* **404 page under the GitHub Pages project path.** sphinx-notfound-page writes absolute links;
+  their prefix is the path of ``html.baseurl`` (``/<repository>/``), so the page keeps its
+  styles and navigation at any depth of a missing URL.
+* **Sitemap.** sphinx-sitemap writes ``sitemap.xml`` from ``html_baseurl`` (no language or
+  version segment in the URLs); generated index pages and the 404 page are left out.
+
+Changing ``html.baseurl`` in ``_config.yml`` is the only edit needed when the repository moves.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from urllib.parse import urlparse
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+from sphinx.errors import ConfigError
+
+MATHJAX_PACKAGE = Path(__file__).resolve().parent.parent / "node_modules" / "mathjax"
+MATHJAX_ENTRY = "tex-chtml.js"
+STATIC_SUBDIR = "mathjax"
+
+NOT_FOUND_TITLE = "Página não encontrada"
+NOT_FOUND_BODY = (
+    "<h1>Página não encontrada</h1>\n"
+    "<p>O endereço pedido não existe neste site. Ele pode ter mudado de lugar ou conter um erro "
+    "de digitação.</p>\n"
+    '<p><a href="{prefix}">Voltar à página inicial do curso</a> ou use a busca e o índice ao '
+    "lado.</p>\n"
+)
+
+
+def _mathjax_version() -> str:
+    manifest = MATHJAX_PACKAGE / "package.json"
+    if not (MATHJAX_PACKAGE / "es5" / MATHJAX_ENTRY).is_file() or not manifest.is_file():
+        raise ConfigError(
+            f"MathJax is not installed in {MATHJAX_PACKAGE}. "
+            "Run `make mathjax` (npm ci, versions pinned in package-lock.json) before building."
+        )
+    return json.loads(manifest.read_text(encoding="utf-8"))["version"]
+
+
+def _site_prefix(config: Config) -> str:
+    path = urlparse(config.html_baseurl or "").path or "/"
+    return path if path.endswith("/") else path + "/"
+
+
+def _configure(app: Sphinx, config: Config) -> None:
+    _mathjax_version()
+    config.mathjax_path = f"{STATIC_SUBDIR}/{MATHJAX_ENTRY}"
+    prefix = _site_prefix(config)
+    config.notfound_urls_prefix = prefix
+    config.notfound_context = {
+        "title": NOT_FOUND_TITLE,
+        "body": NOT_FOUND_BODY.format(prefix=prefix),
+    }
+    config.sitemap_url_scheme = "{link}"
+    config.sitemap_excludes = ["404.html", "search.html", "genindex.html", "py-modindex.html"]
+
+
+def _copy_mathjax(app: Sphinx) -> None:
+    if app.builder.format != "html":
+        return
+    version = _mathjax_version()
+    target = Path(app.outdir) / "_static" / STATIC_SUBDIR
+    stamp = target / ".installed-version"
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == version:
+        return
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(MATHJAX_PACKAGE / "es5", target)
+    shutil.copy2(MATHJAX_PACKAGE / "LICENSE", target / "LICENSE")
+    stamp.write_text(version, encoding="utf-8")
+
+
+def setup(app: Sphinx) -> dict:
+    app.setup_extension("sphinx.ext.mathjax")
+    app.setup_extension("notfound.extension")
+    app.setup_extension("sphinx_sitemap")
+    app.connect("config-inited", _configure, priority=400)
+    app.connect("builder-inited", _copy_mathjax)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
