@@ -60,7 +60,9 @@ def heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, title=None, xl
                 f"{name} has length {len(labels)}; expected {n} to match matrix of shape {shape_str(m.shape)}"
             )
     if ax is None:
-        fig, ax = plt.subplots(figsize=(1.0 + 0.75 * m.shape[1], 0.8 + 0.6 * m.shape[0]),
+        longest = max((len(str(c)) for c in (col_labels if col_labels is not None else [""])), default=0)
+        cell_w = max(0.6, 0.09 * longest + 0.25)  # inches per column: room for the column labels
+        fig, ax = plt.subplots(figsize=(min(9.0, 2.4 + cell_w * m.shape[1]), min(7.0, 1.4 + 0.5 * m.shape[0])),
                                layout="constrained", facecolor="white")
     else:
         fig = ax.figure
