@@ -7,10 +7,13 @@ its shape and the expected shape instead of broadcasting silently.
 from .classic import additive_attention, dot_attention, general_attention
 from .core import causal_mask, masked_softmax, padding_mask, scaled_dot_product_attention, softmax
 from .encoder import ffn, layer_norm, transformer_encoder_block
+from .gru import gru_backward, gru_forward, init_gru
 from .multihead import MultiHeadAttention
+from .optim import Adam, clip_grad_norm, cosine_lr
 from .plotting import ascii_heatmap, heatmap, use_style
 from .positional import positional_encoding, positional_frequencies
 from .self_attention import SelfAttention
+from .seq2seq import Seq2Seq
 
 __all__ = [
     "softmax",
@@ -31,5 +34,12 @@ __all__ = [
     "transformer_encoder_block",
     "positional_encoding",
     "positional_frequencies",
+    "init_gru",
+    "gru_forward",
+    "gru_backward",
+    "Seq2Seq",
+    "Adam",
+    "clip_grad_norm",
+    "cosine_lr",
 ]
 __version__ = "0.1.0"
