@@ -9,6 +9,7 @@ from .core import causal_mask, masked_softmax, padding_mask, scaled_dot_product_
 from .encoder import ffn, layer_norm, transformer_encoder_block
 from .gru import gru_backward, gru_forward, init_gru
 from .multihead import MultiHeadAttention
+from .multihead_luong import multihead_general_attention
 from .optim import Adam, clip_grad_norm, cosine_lr
 from .plotting import ascii_heatmap, heatmap, use_style
 from .positional import positional_encoding, positional_frequencies
@@ -24,6 +25,7 @@ __all__ = [
     "additive_attention",
     "dot_attention",
     "general_attention",
+    "multihead_general_attention",
     "heatmap",
     "use_style",
     "ascii_heatmap",
