@@ -4,12 +4,10 @@ r"""Multi-head attention built on :func:`attn.core.scaled_dot_product_attention`
    \operatorname{head}_i = \operatorname{Attention}(Q W_Q^i,\; K W_K^i,\; V W_V^i), \qquad
    \operatorname{MHA}(Q, K, V) = [\operatorname{head}_1; \dots; \operatorname{head}_h]\, W^O
 
-Shapes (symbols used in every docstring below)
-------------------------------------------------
-``d_model``  model width            ``h``    number of heads (``num_heads``)
-``d_k``      head width, ``d_model // h``
-``n_q``      number of queries      ``n_k``  number of keys / values
-``...``      any batch dimensions, identical for ``Q``, ``K`` and ``V``
+Shape symbols used below: ``d_model`` model width, ``h`` number of heads
+(``num_heads``), ``d_k = d_model // h`` head width, ``n_q`` number of
+queries, ``n_k`` number of keys / values, ``...`` any batch dimensions,
+identical for ``Q``, ``K`` and ``V``.
 
 There are no biases, as in the activity's description (and in
 ``torch.nn.MultiheadAttention(bias=False)``). Every head is computed in one
@@ -66,13 +64,16 @@ class MultiHeadAttention:
         * an ``int``: the seed of a fresh ``np.random.default_rng(rng)``;
         * a generator object: used as is (its state advances).
 
-    Attributes
-    ----------
-    W_q, W_k, W_v : ndarray, shape (h, d_model, d_k)
-        ``W_q[i]`` is :math:`W_Q^i`, the query projection of head ``i``.
-    W_o : ndarray, shape (d_model, d_model)
-        Output projection :math:`W^O`; rows ``i*d_k:(i+1)*d_k`` act on head ``i``.
-    d_model, num_heads, d_k : int
+    Notes
+    -----
+    The weights are plain attributes (they may be reassigned; shapes are
+    re-checked on every call):
+
+    * ``W_q``, ``W_k``, ``W_v``: shape (h, d_model, d_k); ``W_q[i]`` is
+      :math:`W_Q^i`, the query projection of head ``i``;
+    * ``W_o``: shape (d_model, d_model), the output projection :math:`W^O`;
+      rows ``i*d_k:(i+1)*d_k`` act on head ``i``;
+    * ``d_model``, ``num_heads``, ``d_k``: ints.
 
     Raises
     ------
