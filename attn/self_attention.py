@@ -62,13 +62,12 @@ class SelfAttention:
         generator (``np.random.seed`` makes it reproducible), an ``int`` seeds a
         fresh ``np.random.default_rng``, a generator object is used as is.
 
-    Attributes
-    ----------
-    W_q : ndarray, shape (d_model, d_k)
-    W_k : ndarray, shape (d_model, d_k)
-    W_v : ndarray, shape (d_model, d_v)
-        Projection matrices. They may be replaced by assignment; the new
-        array is validated (exact shape, finite, real) and stored as float64.
+    Notes
+    -----
+    The projection matrices are the properties ``W_q`` (d_model, d_k),
+    ``W_k`` (d_model, d_k) and ``W_v`` (d_model, d_v). They may be replaced
+    by assignment; the new array is validated (exact shape, finite, real)
+    and stored as float64.
     """
 
     def __init__(self, d_model: int, d_k: int, d_v: int, rng=None):
