@@ -13,6 +13,14 @@ Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does three thi
 * **Sitemap.** sphinx-sitemap writes ``sitemap.xml`` from ``html_baseurl`` (no language or
   version segment in the URLs); generated index pages and the 404 page are left out.
 
+* **Portuguese theme strings.** ``tools/locale/pt_BR/LC_MESSAGES/*.po`` fill the gaps of the
+  themes' own catalogs (compiled at build time into the build directory, never committed);
+  ``tools/templates/`` overrides the three theme components whose labels are hard-coded in English.
+* **Math everywhere.** MathJax is loaded on every page (the navigation shows page titles, some
+  with math), and on the search page ``tools/static/search-math.js`` typesets the result snippets (outside ``book/_static``, so no other page gets it).
+* **No dead third-party code.** With Thebe off (``launch_buttons.thebe``), sphinx-thebe's scripts
+  (which name an unpkg.com URL and were injected twice) are dropped from the pages.
+
 Changing ``html.baseurl`` in ``_config.yml`` is the only edit needed when the repository moves.
 """
 
@@ -23,10 +31,13 @@ import shutil
 from pathlib import Path
 from urllib.parse import urlparse
 
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ConfigError
 
+TOOLS = Path(__file__).resolve().parent
 MATHJAX_PACKAGE = Path(__file__).resolve().parent.parent / "node_modules" / "mathjax"
 MATHJAX_ENTRY = "tex-chtml.js"
 STATIC_SUBDIR = "mathjax"
@@ -65,6 +76,11 @@ def _configure(app: Sphinx, config: Config) -> None:
         "title": NOT_FOUND_TITLE,
         "body": NOT_FOUND_BODY.format(prefix=prefix),
     }
+    config.html_static_path = [*config.html_static_path, str(TOOLS / "static")]
+    config.templates_path = [str(TOOLS / "templates"), *config.templates_path]  # before the themes
+    config.html_context = {"default_mode": "auto", **config.html_context}  # pydata theme: no console error
+    if config.html_theme_options.get("search_bar_text") in (None, "Search this book..."):
+        config.html_theme_options["search_bar_text"] = "Buscar neste livro..."
     config.sitemap_url_scheme = "{link}"
     config.sitemap_excludes = ["404.html", "search.html", "genindex.html", "py-modindex.html"]
 
@@ -83,10 +99,49 @@ def _copy_mathjax(app: Sphinx) -> None:
     stamp.write_text(version, encoding="utf-8")
 
 
+def _search_page_math(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """On the search page, typeset the math in result snippets (MathJax is on every page)."""
+    if pagename == "search":
+        app.add_js_file("search-math.js", loading_method="defer")
+
+
+def _drop_unused_thebe(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    if (app.config.html_theme_options.get("launch_buttons") or {}).get("thebe"):
+        return
+    context["script_files"] = [
+        js for js in context.get("script_files", [])
+        if "sphinx-thebe" not in str(getattr(js, "filename", "") or "")
+        and "THEBE_JS_URL" not in str(getattr(js, "attributes", {}).get("body", ""))
+    ]
+    context["css_files"] = [
+        css for css in context.get("css_files", [])
+        if "sphinx-thebe" not in str(getattr(css, "filename", "") or "")
+    ]
+
+
+def _compile_catalogs(app: Sphinx) -> None:
+    """Compile tools/locale/*/LC_MESSAGES/*.po into the build dir and register them as fallbacks."""
+    target = Path(app.doctreedir).parent / "site-locale"
+    for po_path in sorted((TOOLS / "locale").glob("*/LC_MESSAGES/*.po")):
+        mo_path = target / po_path.relative_to(TOOLS / "locale").with_suffix(".mo")
+        mo_path.parent.mkdir(parents=True, exist_ok=True)
+        with po_path.open("rb") as po_file:
+            catalog = read_po(po_file)
+        with mo_path.open("wb") as mo_file:
+            write_mo(mo_file, catalog)
+    for domain in sorted({p.stem for p in (TOOLS / "locale").glob("*/LC_MESSAGES/*.po")}):
+        app.add_message_catalog(domain, str(target))
+
+
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx.ext.mathjax")
     app.setup_extension("notfound.extension")
     app.setup_extension("sphinx_sitemap")
+    # MathJax on every page: the navigation shows page titles, and some hold math.
+    app.set_html_assets_policy("always")
     app.connect("config-inited", _configure, priority=400)
     app.connect("builder-inited", _copy_mathjax)
+    app.connect("html-page-context", _search_page_math)
+    app.connect("html-page-context", _drop_unused_thebe, priority=900)
+    _compile_catalogs(app)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,477 @@
+"""The built site as its readers get it, checked in headless Chromium (Debian's ``chromium``).
+
+The HTML directory comes from ``SITE_HTML_DIR`` (default ``_build/html``); screenshots go to
+``screenshots/`` next to it (``_build/screenshots``), with ``site_report.json`` (pages crawled and
+bytes transferred per page). The site is served on 127.0.0.1 under the GitHub Pages project path
+taken from ``html.baseurl`` in ``_config.yml``, with GitHub Pages' behaviour for missing files
+(``404.html`` with status 404) and gzip for text assets.
+
+One crawl visits every HTML page of the build (each in a fresh browser context, so sizes are cold-
+cache sizes); the tests below then assert on what it recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import mimetypes
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlsplit
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.site
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML_DIR = Path(os.environ.get("SITE_HTML_DIR", ROOT / "_build" / "html")).resolve()
+SHOT_DIR = HTML_DIR.parent / "screenshots"
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+BASEURL = CONFIG["html"]["baseurl"].rstrip("/") + "/"
+PREFIX = urlsplit(BASEURL).path  # "/<repository>/"
+REPO_URL = CONFIG["repository"]["url"].rstrip("/")
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    # Belt and braces: no name other than the local server resolves (requests are still recorded).
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+MISSING_URL_PATH = "pagina/que/nao/existe.html"  # a nested missing URL, to exercise 404.html
+SEARCH_TERM = "atenção"
+GZIP_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
+
+
+# --------------------------------------------------------------------------- local server
+
+
+class PagesHandler(SimpleHTTPRequestHandler):
+    """Serve ``HTML_DIR`` under ``PREFIX`` the way GitHub Pages does (404.html, gzip)."""
+
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def _resolve(self) -> Path | None:
+        path = unquote(urlsplit(self.path).path)
+        if not path.startswith(PREFIX):
+            return None
+        target = (HTML_DIR / path[len(PREFIX):]).resolve()
+        if HTML_DIR not in target.parents and target != HTML_DIR:
+            return None
+        if target.is_dir():
+            target = target / "index.html"
+        return target if target.is_file() else None
+
+    def do_GET(self):  # noqa: N802 (http.server API)
+        target = self._resolve()
+        status = 200
+        if target is None:
+            status, target = 404, HTML_DIR / "404.html"
+        body = target.read_bytes()
+        ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        self.send_response(status)
+        self.send_header("Content-Type", ctype + ("; charset=utf-8" if ctype.startswith("text/") else ""))
+        if ctype.startswith(GZIP_TYPES) and "gzip" in self.headers.get("Accept-Encoding", ""):
+            body = _gzip(target)
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@functools.lru_cache(maxsize=None)
+def _gzip(path: Path) -> bytes:
+    return gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
+
+
+# --------------------------------------------------------------------------- crawl
+
+
+@dataclass
+class PageVisit:
+    rel: str  # path relative to HTML_DIR, e.g. "book/intro.html"
+    url: str
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    foreign_requests: list[str] = field(default_factory=list)
+    facts: dict = field(default_factory=dict)
+    transfer_bytes: int = 0
+    decoded_bytes: int = 0
+    requests: int = 0
+
+
+# Waits for MathJax (when the page loads it) and for web fonts.
+SETTLE_JS = """async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
+  await document.fonts.ready;
+}"""
+
+# Everything the assertions need, read from the rendered DOM.
+FACTS_JS = r"""() => {
+  const visible = (root) => {
+    const clone = root.cloneNode(true);
+    clone.querySelectorAll('pre, code, script, style, textarea, mjx-container, .MathJax, mjx-assistive-mml')
+         .forEach((n) => n.remove());
+    return clone.textContent;
+  };
+  const article = document.querySelector('article') || document.body;
+  const isFigure = (img) => !!img.closest('figure, .cell_output');
+  const imgs = [...document.querySelectorAll('img')].map((img) => {
+    const r = img.getBoundingClientRect();
+    let corners = null;
+    if (img.complete && img.naturalWidth > 0 && isFigure(img)) {
+      try {
+        const c = document.createElement('canvas');
+        c.width = img.naturalWidth; c.height = img.naturalHeight;
+        const ctx = c.getContext('2d');
+        ctx.drawImage(img, 0, 0);
+        const w = img.naturalWidth - 1, h = img.naturalHeight - 1;
+        corners = [[0, 0], [w, 0], [0, h], [w, h]].map(([x, y]) => [...ctx.getImageData(x, y, 1, 1).data]);
+      } catch (e) { corners = 'unreadable: ' + e; }
+    }
+    return {src: img.currentSrc || img.src, alt: img.getAttribute('alt'), complete: img.complete,
+            naturalWidth: img.naturalWidth, width: r.width, isFigure: isFigure(img),
+            corners};
+  });
+  const figures = [...article.querySelectorAll('figure')].map((f) => ({
+    id: f.id || (f.querySelector('[id]') || {}).id || '',
+    number: (f.querySelector('.caption-number') || {}).textContent || '',
+    caption: (f.querySelector('figcaption') || {}).textContent || '',
+  }));
+  const outputs = [...document.querySelectorAll(
+      '.cell_output .output.traceback, .cell_output .output.error, .cell_output .output.stderr')]
+      .map((n) => n.textContent.slice(0, 300));
+  const outputText = [...document.querySelectorAll('.cell_output')].map((n) => n.textContent).join('\n');
+  if (/Traceback \(most recent call last\)/.test(outputText)) {
+    outputs.push('traceback in a cell output: ' + outputText.match(/.{0,200}Traceback \(most recent call last\).{0,200}/s)[0]);
+  }
+  const ids = [...document.querySelectorAll('[id]')].map((n) => n.id)
+      .concat([...document.querySelectorAll('a[name]')].map((n) => n.getAttribute('name')));
+  const links = [...document.querySelectorAll('a[href]')].map((a) => a.href);
+  const canonical = (document.querySelector('link[rel=canonical]') || {}).href || null;
+  const downloads = [...document.querySelectorAll('a[href]')].map((a) => a.getAttribute('href'))
+      .filter((h) => /_sources\/.*\.ipynb$/.test(h));
+  const launch = [...document.querySelectorAll('a[href]')].map((a) => a.href)
+      .filter((h) => h.startsWith('https://mybinder.org/'));
+  const chrome = [...document.querySelectorAll('.bd-header-article, .bd-sidebar-primary, .bd-sidebar-secondary, footer, .skip-link, .prev-next-area')];
+  const chromeText = chrome.map((n) => n.textContent).join(' ') + ' ' +
+      chrome.flatMap((n) => [...n.querySelectorAll('[title], [aria-label], [data-bs-title], [placeholder]')])
+           .map((n) => ['title', 'aria-label', 'data-bs-title', 'placeholder'].map((a) => n.getAttribute(a) || '').join(' '))
+           .join(' ');
+  return {
+    lang: document.documentElement.lang,
+    title: document.title,
+    visibleText: visible(document.body),  // the navigation too: page titles may hold math
+    mathErrors: document.querySelectorAll('mjx-merror, .MathJax_Error').length,
+    mathRendered: document.querySelectorAll('mjx-container').length,
+    mathSource: document.querySelectorAll('.math').length,
+    imgs, figures, outputs, ids, links, canonical, downloads, launch, chromeText,
+    overflowX: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    searchHits: document.querySelectorAll('#search-results ul.search li').length,
+    searchSummary: (document.querySelector('#search-results p.search-summary') || {}).textContent || '',
+  };
+}"""
+
+SIZES_JS = """() => {
+  const entries = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
+  return {transfer: entries.reduce((s, e) => s + (e.transferSize || 0), 0),
+          decoded: entries.reduce((s, e) => s + (e.decodedBodySize || 0), 0),
+          count: entries.length};
+}"""
+
+
+def _site_pages() -> list[str]:
+    pages = sorted(
+        p.relative_to(HTML_DIR).as_posix()
+        for p in HTML_DIR.rglob("*.html")
+        if not p.relative_to(HTML_DIR).parts[0].startswith(("_static", "_sources", "_images"))
+    )
+    return pages
+
+
+def _shot_name(rel: str, suffix: str = "") -> str:
+    return rel.replace("/", "__").removesuffix(".html") + suffix + ".png"
+
+
+def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", shot: bool = True) -> PageVisit:
+    if rel == "404.html":
+        url = base + MISSING_URL_PATH
+    elif rel == "search.html":
+        url = base + rel + "?q=" + SEARCH_TERM
+    else:
+        url = base + rel
+    visit = PageVisit(rel=rel, url=url)
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=color_scheme,
+                                  locale="pt-BR")
+    page = context.new_page()
+    def on_console(msg):
+        expected_404 = rel == "404.html" and msg.location.get("url") == url  # the page itself: status 404
+        if msg.type == "error" and not expected_404:
+            visit.console_errors.append(f"{msg.text} at {msg.location.get('url')}")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda e: visit.console_errors.append(f"uncaught: {e}"))
+    page.on("requestfailed", lambda r: visit.failed_requests.append(f"{r.url} ({r.failure})"))
+
+    def on_response(resp):
+        if resp.status >= 400 and not (rel == "404.html" and resp.url == url):
+            visit.failed_requests.append(f"{resp.url} (HTTP {resp.status})")
+
+    def on_request(req):
+        if not req.url.startswith((base, "data:", "blob:", "about:")):
+            visit.foreign_requests.append(req.url)
+
+    page.on("response", on_response)
+    page.on("request", on_request)
+    try:
+        page.goto(url, wait_until="load")
+        if rel == "index.html":  # a redirect page: it must land on the intro page
+            page.wait_for_url("**/book/intro.html", timeout=10_000)
+            page.wait_for_load_state("load")
+        page.evaluate(SETTLE_JS)
+        if rel == "search.html":
+            page.wait_for_function(
+                "document.querySelector('#search-results p.search-summary')"
+                " && document.querySelector('#search-results p.search-summary').textContent.length > 0",
+                timeout=20_000)
+        page.wait_for_load_state("networkidle")
+        visit.facts = page.evaluate(FACTS_JS)
+        sizes = page.evaluate(SIZES_JS)
+        visit.transfer_bytes, visit.decoded_bytes, visit.requests = sizes["transfer"], sizes["decoded"], sizes["count"]
+        if shot:
+            suffix = "" if color_scheme == "light" else "--" + color_scheme
+            page.screenshot(path=str(SHOT_DIR / _shot_name(rel, suffix)), full_page=True)
+    finally:
+        context.close()
+    return visit
+
+
+@pytest.fixture(scope="module")
+def crawl():
+    """Serve the site, visit every page once (plus dark-mode shots of pages with figures)."""
+    if not (HTML_DIR / "index.html").is_file():
+        pytest.fail(f"no built site in {HTML_DIR}: run `make book` (or set SITE_HTML_DIR)")
+    from playwright.sync_api import sync_playwright
+
+    SHOT_DIR.mkdir(parents=True, exist_ok=True)
+    for old in SHOT_DIR.glob("*.png"):
+        old.unlink()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), PagesHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
+    visits: dict[str, PageVisit] = {}
+    dark: dict[str, PageVisit] = {}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                for rel in _site_pages():
+                    visits[rel] = _visit(browser, base, rel)
+                for rel, visit in visits.items():
+                    if any(img["isFigure"] for img in visit.facts["imgs"]):
+                        dark[rel] = _visit(browser, base, rel, color_scheme="dark")
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    report = {
+        "pages_crawled": len(visits),
+        "pages": {rel: {"transfer_bytes": v.transfer_bytes, "decoded_bytes": v.decoded_bytes,
+                        "requests": v.requests} for rel, v in visits.items()},
+    }
+    (SHOT_DIR / "site_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return {"base": base, "visits": visits, "dark": dark}
+
+
+def _all_visits(crawl):
+    return [*crawl["visits"].values(), *crawl["dark"].values()]
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_every_page_was_crawled(crawl):
+    pages = set(crawl["visits"])
+    assert {"index.html", "404.html", "search.html", "book/intro.html", "book/api.html"} <= pages
+    assert len(pages) == len(_site_pages())
+
+
+def test_no_console_errors(crawl):
+    bad = {v.url: v.console_errors for v in _all_visits(crawl) if v.console_errors}
+    assert not bad, bad
+
+
+def test_no_failed_requests(crawl):
+    bad = {v.url: v.failed_requests for v in _all_visits(crawl) if v.failed_requests}
+    assert not bad, bad
+
+
+def test_no_request_leaves_the_site(crawl):
+    bad = {v.url: v.foreign_requests for v in _all_visits(crawl) if v.foreign_requests}
+    assert not bad, bad
+
+
+RAW_MATH = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\$\\[A-Za-z]")
+
+
+def test_math_is_rendered(crawl):
+    bad = {}
+    for v in crawl["visits"].values():
+        facts = v.facts
+        raw = RAW_MATH.findall(facts["visibleText"])
+        if raw or facts["mathErrors"] or (facts["mathSource"] and not facts["mathRendered"]):
+            bad[v.rel] = {"raw": raw[:5], "mathjax_errors": facts["mathErrors"],
+                          "math_nodes": facts["mathSource"], "rendered": facts["mathRendered"]}
+    assert not bad, bad
+
+
+def test_images_load_and_have_alt_text(crawl):
+    bad = {}
+    for v in _all_visits(crawl):
+        for img in v.facts["imgs"]:
+            problems = []
+            if not img["complete"] or img["naturalWidth"] == 0:
+                problems.append("does not load")
+            if not (img["alt"] or "").strip():
+                problems.append("no alt text")
+            if problems:
+                bad.setdefault(v.url, []).append((img["src"], problems))
+    assert not bad, bad
+
+
+def test_figures_have_an_opaque_white_background(crawl):
+    """Legible in the theme's dark mode: the four corners of every content image are opaque white."""
+    bad = {}
+    for v in crawl["visits"].values():
+        for img in v.facts["imgs"]:
+            corners = img["corners"]
+            if img["isFigure"] and img["src"].endswith(".png") and (
+                    not isinstance(corners, list)
+                    or any(a < 255 or min(r, g, b) < 240 for r, g, b, a in corners)):
+                bad.setdefault(v.rel, []).append((img["src"].rsplit("/", 1)[-1], corners))
+    assert not bad, bad
+
+
+def test_figures_are_numbered_and_referenced(crawl):
+    visits = crawl["visits"]
+    targets = set()
+    for v in visits.values():
+        for link in v.facts["links"]:
+            parts = urlsplit(link)
+            if parts.fragment:
+                targets.add(parts.fragment)
+    bad = {}
+    for v in visits.values():
+        for fig in v.facts["figures"]:
+            if not fig["number"].strip():
+                bad.setdefault(v.rel, []).append(f"figure {fig['id'] or fig['caption'][:40]!r} has no number")
+            elif fig["id"] not in targets:
+                bad.setdefault(v.rel, []).append(f"figure {fig['id']!r} ({fig['number'].strip()}) is never referenced")
+    assert not bad, bad
+
+
+def test_no_error_in_cell_outputs(crawl):
+    bad = {v.rel: v.facts["outputs"] for v in crawl["visits"].values() if v.facts["outputs"]}
+    assert not bad, bad
+
+
+def test_internal_links_and_anchors_resolve(crawl):
+    base = crawl["base"]
+    ids = {rel: set(v.facts["ids"]) for rel, v in crawl["visits"].items()}
+    bad = {}
+    for v in crawl["visits"].values():
+        for link in v.facts["links"]:
+            if not link.startswith(base):
+                continue
+            parts = urlsplit(link)
+            rel = unquote(parts.path[len(urlsplit(base).path):])
+            if link.split("#")[0] == v.url.split("?")[0].split("#")[0]:
+                rel = v.rel  # same-page anchor (the 404 page is served at a missing URL)
+            target = HTML_DIR / rel
+            if target.is_dir():
+                target, rel = target / "index.html", (rel.rstrip("/") + "/index.html").lstrip("/")
+            if rel == MISSING_URL_PATH or not target.is_file():
+                bad.setdefault(v.rel, []).append(f"{link}: no such file")
+                continue
+            fragment = unquote(parts.fragment)
+            if fragment and rel.endswith(".html") and fragment not in ids.get(rel, set()):
+                bad.setdefault(v.rel, []).append(f"{link}: no element with id {fragment!r}")
+    assert not bad, bad
+
+
+def test_search_finds_the_course_topic(crawl):
+    facts = crawl["visits"]["search.html"].facts
+    assert facts["searchHits"] > 0, facts["searchSummary"]
+
+
+def test_no_page_scrolls_sideways(crawl):
+    bad = {v.url: v.facts["overflowX"] for v in _all_visits(crawl) if v.facts["overflowX"] > 0}
+    assert not bad, bad
+
+
+def test_language_and_canonical_urls(crawl):
+    bad = {}
+    for rel, v in crawl["visits"].items():
+        if v.facts["lang"] != "pt-BR":
+            bad[rel] = f"html lang={v.facts['lang']!r}"
+        expected = BASEURL + ("book/intro.html" if rel == "index.html" else rel)
+        if rel != "404.html" and v.facts["canonical"] != expected:
+            bad[rel] = f"canonical {v.facts['canonical']!r}, expected {expected!r}"
+    assert not bad, bad
+
+
+def test_404_page_works_under_the_project_path(crawl):
+    visit = crawl["visits"]["404.html"]
+    assert "Página não encontrada" in visit.facts["title"]
+    assert visit.facts["links"], "the 404 page has no navigation"
+    assert not visit.failed_requests and not visit.console_errors
+
+
+def test_sitemap_lists_every_content_page_under_the_base_url():
+    sitemap = (HTML_DIR / "sitemap.xml").read_text(encoding="utf-8")
+    locs = set(re.findall(r"<loc>([^<]+)</loc>", sitemap))
+    content = {rel for rel in _site_pages() if rel.startswith("book/")}
+    assert locs == {BASEURL + rel for rel in content}
+
+
+THEME_ENGLISH = ("Skip to main content", "Back to top", "Search this book", "Repository", "Open issue",
+                 "Launch on", "Toggle primary sidebar", "Toggle secondary sidebar", "On this page",
+                 "Color mode", "previous page", "next page", "Download this page", "Print to PDF",
+                 "Contents", "By ")
+
+
+def test_theme_strings_are_portuguese(crawl):
+    bad = {}
+    for rel, v in crawl["visits"].items():
+        found = [s for s in THEME_ENGLISH if s in v.facts["chromeText"]]
+        if found:
+            bad[rel] = found
+    assert not bad, bad
+
+
+def test_notebook_pages_offer_ipynb_download_and_binder(crawl):
+    bad = {}
+    for rel, v in crawl["visits"].items():
+        source = HTML_DIR / "_sources" / Path(rel).with_suffix(".ipynb")
+        if not source.is_file():
+            continue
+        if not v.facts["downloads"]:
+            bad[rel] = "no .ipynb download link"
+        elif not any(link.startswith("https://mybinder.org/v2/gh/" + REPO_URL.split("github.com/")[1])
+                     for link in v.facts["launch"]):
+            bad[rel] = f"no Binder link to {REPO_URL}: {v.facts['launch']}"
+    assert not bad, bad
+    assert any((HTML_DIR / "_sources").rglob("*.ipynb")), "no notebook page found"
