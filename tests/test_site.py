@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 import yaml
@@ -475,3 +475,22 @@ def test_notebook_pages_offer_ipynb_download_and_binder(crawl):
             bad[rel] = f"no Binder link to {REPO_URL}: {v.facts['launch']}"
     assert not bad, bad
     assert any((HTML_DIR / "_sources").rglob("*.ipynb")), "no notebook page found"
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if "==" in line:
+            name, version = line.split("==")
+            pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def test_binder_environment_opens_md_as_notebooks_with_the_book_pins():
+    binder = _pins(ROOT / "binder" / "requirements.txt")
+    book = _pins(ROOT / "requirements.txt")
+    assert "jupytext" in binder and "jupyterlab" in binder
+    assert {name: v for name, v in binder.items() if book.get(name, v) != v} == {}
+    post_build = (ROOT / "binder" / "postBuild").read_text(encoding="utf-8")
+    assert '"markdown": "Jupytext Notebook"' in post_build and "pip install --no-deps -e ." in post_build

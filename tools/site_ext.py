@@ -1,23 +1,23 @@
 """Local Sphinx extension: settings of the published site derived from ``_config.yml``.
 
-Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does three things:
+Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the following:
 
 * **Self-contained math.** MathJax 3 comes from the npm package pinned in ``package.json`` /
   ``package-lock.json`` (``make mathjax`` runs ``npm ci`` into ``node_modules/``, which is never
-  committed). When an HTML build starts, its ``es5/`` tree is copied to ``_static/mathjax/`` of the site,
-  and ``mathjax_path`` (relative to ``_static``) points there. It is deliberately *not* under
+  committed). When an HTML build starts, its ``es5/`` tree is copied to ``_static/mathjax/`` of
+  the site, and ``mathjax_path`` (relative to ``_static``) points there. It is deliberately *not* under
   ``book/_static``: Jupyter Book would inject every ``.js`` found there into every page.
 * **404 page under the GitHub Pages project path.** sphinx-notfound-page writes absolute links;
   their prefix is the path of ``html.baseurl`` (``/<repository>/``), so the page keeps its
   styles and navigation at any depth of a missing URL.
 * **Sitemap.** sphinx-sitemap writes ``sitemap.xml`` from ``html_baseurl`` (no language or
   version segment in the URLs); generated index pages and the 404 page are left out.
-
 * **Portuguese theme strings.** ``tools/locale/pt_BR/LC_MESSAGES/*.po`` fill the gaps of the
   themes' own catalogs (compiled at build time into the build directory, never committed);
   ``tools/templates/`` overrides the three theme components whose labels are hard-coded in English.
 * **Math everywhere.** MathJax is loaded on every page (the navigation shows page titles, some
-  with math), and on the search page ``tools/static/search-math.js`` typesets the result snippets (outside ``book/_static``, so no other page gets it).
+  with math), and on the search page ``tools/static/search-math.js`` typesets the result snippets
+  (it lives outside ``book/_static``, so no other page gets it).
 * **No dead third-party code.** With Thebe off (``launch_buttons.thebe``), sphinx-thebe's scripts
   (which name an unpkg.com URL and were injected twice) are dropped from the pages.
 
