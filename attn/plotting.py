@@ -62,8 +62,8 @@ def heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, title=None, xl
     if ax is None:
         longest = max((len(str(c)) for c in (col_labels if col_labels is not None else [""])), default=0)
         cell_w = max(0.6, 0.09 * longest + 0.25)  # inches per column: room for the column labels
-        fig, ax = plt.subplots(figsize=(min(9.0, 2.4 + cell_w * m.shape[1]), min(7.0, 1.4 + 0.5 * m.shape[0])),
-                               layout="constrained", facecolor="white")
+        size = (min(9.0, 2.4 + cell_w * m.shape[1]), min(7.0, 1.4 + 0.5 * m.shape[0]))
+        fig, ax = plt.subplots(figsize=size, layout="constrained", facecolor="white")
     else:
         fig = ax.figure
     im = ax.imshow(m, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
