@@ -11,13 +11,16 @@ Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the follo
   their prefix is the path of ``html.baseurl`` (``/<repository>/``), so the page keeps its
   styles and navigation at any depth of a missing URL.
 * **Sitemap.** sphinx-sitemap writes ``sitemap.xml`` from ``html_baseurl`` (no language or
-  version segment in the URLs); generated index pages and the 404 page are left out.
+  version segment in the URLs), completed with the pages an incremental build did not rewrite;
+  generated index pages and the 404 page are left out.
 * **Portuguese theme strings.** ``tools/locale/pt_BR/LC_MESSAGES/*.po`` fill the gaps of the
   themes' own catalogs (compiled at build time into the build directory, never committed);
   ``tools/templates/`` overrides the three theme components whose labels are hard-coded in English.
 * **Math everywhere.** MathJax is loaded on every page (the navigation shows page titles, some
   with math), and on the search page ``tools/static/search-math.js`` typesets the result snippets
   (it lives outside ``book/_static``, so no other page gets it).
+* **Style fixes.** ``tools/static/site.css`` (captions readable, figures kept white in dark mode,
+  table cells apart).
 * **No dead third-party code.** With Thebe off (``launch_buttons.thebe``), sphinx-thebe's scripts
   (which name an unpkg.com URL and were injected twice) are dropped from the pages.
 
@@ -77,6 +80,7 @@ def _configure(app: Sphinx, config: Config) -> None:
         "body": NOT_FOUND_BODY.format(prefix=prefix),
     }
     config.html_static_path = [*config.html_static_path, str(TOOLS / "static")]
+    config.html_css_files = [*config.html_css_files, "site.css"]
     config.templates_path = [str(TOOLS / "templates"), *config.templates_path]  # before the themes
     config.html_context = {"default_mode": "auto", **config.html_context}  # pydata theme: no console error
     if config.html_theme_options.get("search_bar_text") in (None, "Search this book..."):
@@ -119,6 +123,24 @@ def _drop_unused_thebe(app: Sphinx, pagename, templatename, context, doctree) ->
     ]
 
 
+def _complete_sitemap(app: Sphinx, exception: Exception | None) -> None:
+    """sphinx-sitemap lists only the pages written by *this* build; list every document."""
+    links = getattr(app, "sitemap_links", None)
+    if exception is not None or links is None or app.builder.format != "html":
+        return
+    entries = set()
+    while not links.empty():
+        entries.add(links.get_nowait())
+    known = {link for link, _ in entries}
+    excluded = set(app.config.sitemap_excludes)
+    for doc in app.env.found_docs:
+        link = doc + app.config.html_file_suffix if app.config.html_file_suffix else doc + ".html"
+        if link not in known and link not in excluded:
+            entries.add((link, None))
+    for entry in sorted(entries):
+        links.put(entry)
+
+
 def _compile_catalogs(app: Sphinx) -> None:
     """Compile tools/locale/*/LC_MESSAGES/*.po into the build dir and register them as fallbacks."""
     target = Path(app.doctreedir).parent / "site-locale"
@@ -141,6 +163,7 @@ def setup(app: Sphinx) -> dict:
     app.set_html_assets_policy("always")
     app.connect("config-inited", _configure, priority=400)
     app.connect("builder-inited", _copy_mathjax)
+    app.connect("build-finished", _complete_sitemap, priority=400)
     app.connect("html-page-context", _search_page_math)
     app.connect("html-page-context", _drop_unused_thebe, priority=900)
     _compile_catalogs(app)
