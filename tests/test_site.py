@@ -204,6 +204,12 @@ def _shot_name(rel: str, suffix: str = "") -> str:
     return rel.replace("/", "__").removesuffix(".html") + suffix + ".png"
 
 
+def _browser_favicon(request_url: str) -> bool:
+    """Chromium's own /favicon.ico probe at the host root (outside the project path, which GitHub
+    Pages does not serve from this repository; e.g. while the root redirect page is loading)."""
+    return urlsplit(request_url).path == "/favicon.ico"
+
+
 def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", shot: bool = True) -> PageVisit:
     if rel == "404.html":
         url = base + MISSING_URL_PATH
@@ -216,7 +222,8 @@ def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", shot: b
                                   locale="pt-BR")
     page = context.new_page()
     def on_console(msg):
-        expected_404 = rel == "404.html" and msg.location.get("url") == url  # the page itself: status 404
+        expected_404 = (rel == "404.html" and msg.location.get("url") == url) or _browser_favicon(
+            msg.location.get("url", ""))
         if msg.type == "error" and not expected_404:
             visit.console_errors.append(f"{msg.text} at {msg.location.get('url')}")
 
@@ -225,7 +232,7 @@ def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", shot: b
     page.on("requestfailed", lambda r: visit.failed_requests.append(f"{r.url} ({r.failure})"))
 
     def on_response(resp):
-        if resp.status >= 400 and not (rel == "404.html" and resp.url == url):
+        if resp.status >= 400 and not (rel == "404.html" and resp.url == url) and not _browser_favicon(resp.url):
             visit.failed_requests.append(f"{resp.url} (HTTP {resp.status})")
 
     def on_request(req):
