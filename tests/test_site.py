@@ -331,9 +331,9 @@ def test_no_request_leaves_the_site(crawl):
     assert not bad, bad
 
 
-# Math delimiters left in the visible text. (TODO once no page links with {doc} to a page whose title
-# holds math -- such a link shows "-\infty" as plain text -- add r"|\\[A-Za-z]{2,}" here.)
-RAW_MATH = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\$\\[A-Za-z]")
+# Math delimiters or TeX commands left in the visible text (page titles hold no math, so a {doc}
+# link never shows raw TeX).
+RAW_MATH = re.compile(r"\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\$\\[A-Za-z]|\\[A-Za-z]{2,}")
 
 
 def test_math_is_rendered(crawl):
