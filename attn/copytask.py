@@ -44,18 +44,21 @@ class CopyConfig:
     d_attn: int = 16
     batch_size: int = 64
     steps: int = 2000
-    lr: float = 3e-3
+    lr: float = 5e-3
+    beta2: float = 0.999
     warmup: int = 100
     final_lr: float = 1e-4
     clip: float = 1.0
     min_len: int = 5
     max_len: int = 90
     spread: int = 8
+    ramp_steps: int = 0  # curriculum: the longest length grows from ramp_start to max_len over these steps
+    ramp_start: int = 20
     seed: int = 0
     eval_lengths: tuple = EVAL_LENGTHS
     eval_per_length: int = 1000
-    eval_every: int = 0  # steps between mid-training evaluations (0 = none)
-    eval_mid_per_length: int = 200
+    eval_every: int = 250  # steps between mid-training evaluations (0 = none)
+    eval_mid_per_length: int = 100
 
     @property
     def vocab_size(self) -> int:
@@ -85,9 +88,16 @@ def make_batch(rng, batch_size, lengths, n_symbols):
     return src, tgt_in
 
 
-def training_lengths(rng, cfg):
-    """Bucketed lengths of one training batch, shape (batch_size,)."""
-    top = rng.integers(cfg.min_len, cfg.max_len + 1)
+def training_lengths(rng, cfg, step=None):
+    """Bucketed lengths of one training batch, shape (batch_size,).
+
+    With ``cfg.ramp_steps`` the longest allowed length grows linearly from
+    ``cfg.ramp_start`` to ``cfg.max_len`` over the first ``ramp_steps`` steps.
+    """
+    hi = cfg.max_len
+    if step is not None and step < cfg.ramp_steps:
+        hi = int(round(cfg.ramp_start + (cfg.max_len - cfg.ramp_start) * step / cfg.ramp_steps))
+    top = rng.integers(cfg.min_len, hi + 1)
     low = max(cfg.min_len, top - cfg.spread)
     return rng.integers(low, top + 1, size=cfg.batch_size)
 
@@ -127,7 +137,7 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
         ``(step, {length: accuracy})``, ``seconds`` of training.
     """
     model = Seq2Seq(cfg.vocab_size, cfg.emb_size, cfg.hidden_size, cfg.attention, cfg.d_attn, seed=cfg.seed)
-    opt = Adam(model.params, lr=cfg.lr)
+    opt = Adam(model.params, lr=cfg.lr, betas=(0.9, cfg.beta2))
     rng = np.random.default_rng([cfg.seed, 1])
     history = {"loss": [], "grad_norm": [], "mid_eval": []}
     bar = None
@@ -137,7 +147,7 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
                    desc="atenção" if cfg.attention else "sem atenção")
     start = time.perf_counter()
     for step in range(cfg.steps):
-        lengths = training_lengths(rng, cfg)
+        lengths = training_lengths(rng, cfg, step)
         src, tgt_in = make_batch(rng, cfg.batch_size, lengths, cfg.n_symbols)
         loss, grads = model.loss_and_grads(src, lengths, tgt_in, src, lengths)
         norm = clip_grad_norm(grads, cfg.clip)
@@ -157,7 +167,7 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
     return model, history
 
 
-def run_one(cfg: CopyConfig, progress: bool = False, position: int = 0, alignment_lengths=(8, 20, 45)):
+def run_one(cfg: CopyConfig, progress: bool = False, position: int = 0, alignment_lengths=(8, 25, 60)):
     """Train one model and evaluate it (plus the ablations for an attention model).
 
     Returns a picklable dict: ``config``, ``params``, ``history``,

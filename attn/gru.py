@@ -42,10 +42,6 @@ def init_gru(input_size: int, hidden_size: int, rng: np.random.Generator, dtype=
     return {k: rng.uniform(-bound, bound, size=s).astype(dtype) for k, s in shapes.items()}
 
 
-def _sigmoid(x):
-    return 0.5 * (1.0 + np.tanh(0.5 * x))  # overflow-free, exact in float32 range
-
-
 def cell_forward(x_gates, h, W_hh, b_hh):
     r"""One GRU step from already projected inputs (no validation; used in loops).
 
@@ -65,12 +61,21 @@ def cell_forward(x_gates, h, W_hh, b_hh):
         ``(h, r, z, n, hn)`` with ``hn = W_hn h + b_hn``, for :func:`cell_backward`.
     """
     H = h.shape[-1]
-    h_gates = h @ W_hh.T + b_hh  # (B, 3H)
-    rz = _sigmoid(x_gates[:, : 2 * H] + h_gates[:, : 2 * H])  # (B, 2H)
+    h_gates = h @ W_hh.T  # (B, 3H)
+    h_gates += b_hh
+    rz = x_gates[:, : 2 * H] + h_gates[:, : 2 * H]  # (B, 2H)
+    rz *= 0.5  # sigmoid(x) = (1 + tanh(x / 2)) / 2, in place: overflow-free
+    np.tanh(rz, out=rz)
+    rz += 1.0
+    rz *= 0.5
     r, z = rz[:, :H], rz[:, H:]
     hn = h_gates[:, 2 * H:]  # (B, H)
-    n = np.tanh(x_gates[:, 2 * H:] + r * hn)  # (B, H)
-    h_new = n + z * (h - n)  # (1 - z) n + z h
+    n = r * hn
+    n += x_gates[:, 2 * H:]
+    np.tanh(n, out=n)  # (B, H)
+    h_new = h - n
+    h_new *= z
+    h_new += n  # (1 - z) n + z h
     return h_new, (h, r, z, n, hn)
 
 
