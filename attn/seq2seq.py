@@ -19,7 +19,7 @@ the encoder again.
 
 The score is :func:`attn.classic.additive_scores` (the package's single
 implementation; ``U_a h_i`` is computed once per sequence) and the weights
-are :func:`attn.masked_softmax`, so padded source positions get weight 0.
+are :func:`attn.core.masked_softmax`, so padded source positions get weight 0.
 The plain decoder predicts :math:`\operatorname{softmax}(W_o s_t + b_o)`; the
 attention decoder, like Bahdanau's :math:`p(y_t \mid y_{t-1}, s_t, c_t)`, also
 reads the context: :math:`\operatorname{softmax}(W_o s_t + W_c c_t + b_o)`.
@@ -128,14 +128,14 @@ class Seq2Seq:
     dtype : numpy dtype
         float32 for training, float64 for gradient checks.
 
-    Attributes
-    ----------
-    params : dict of ndarray
-        ``src_emb`` (V, E), ``enc_*`` and ``dec_*`` GRU weights (see
-        :mod:`attn.gru`; ``dec_W_ih`` is (3H, E + H) with attention: columns
-        ``[:E]`` for the embedding, ``[E:]`` for the context), ``tgt_emb``
-        (V, E), ``W_a`` (A, H), ``U_a`` (A, H), ``v_a`` (A,), ``W_out`` (V, H),
-        ``W_ctx`` (V, H) (attention only: the context's share of the logits), ``b_out`` (V,).
+    Notes
+    -----
+    The weights live in the dict ``params``: ``src_emb`` (V, E), ``enc_*``
+    and ``dec_*`` GRU weights (see :mod:`attn.gru`; ``dec_W_ih`` is
+    (3H, E + H) with attention: columns ``[:E]`` for the embedding, ``[E:]``
+    for the context), ``tgt_emb`` (V, E), ``W_a`` (A, H), ``U_a`` (A, H),
+    ``v_a`` (A,), ``W_out`` (V, H), ``W_ctx`` (V, H) (attention only: the
+    context's share of the logits), ``b_out`` (V,).
     """
 
     def __init__(self, vocab_size, emb_size, hidden_size, attention, d_attn=16, seed=0, dtype=np.float32):
@@ -193,7 +193,7 @@ class Seq2Seq:
         loss : float
             :math:`-\\frac{1}{N}\\sum_{b,t<L_b} \\log p(y_{b,t})`, N real target tokens.
         grads : dict of ndarray
-            Same keys and shapes as :attr:`params`.
+            Same keys and shapes as ``params``.
         """
         P, V, E, H = self.params, self.V, self.E, self.H
         src = _int_tokens(src, "src", V)
