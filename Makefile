@@ -60,5 +60,8 @@ lint: $(DEV_STAMP)
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/run.py
 
+copy-task: $(BOOK_STAMP)
+	$(BIN)/python -m attn.copytask
+
 clean:
 	rm -rf _build
