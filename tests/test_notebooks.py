@@ -7,37 +7,18 @@ first make sure that every code cell of every notebook page really ran in the bu
 """
 import pathlib
 import re
+import sys
 
 import jupytext
 import nbformat
 import pytest
-import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXECUTED = ROOT / "_build" / "jupyter_execute"
+sys.path.insert(0, str(ROOT / "tools"))
+from export_executed import toc_pages  # noqa: E402  (one TOC reader for the build and the tests)
 
-
-def toc_files():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part.get("chapters", []):
-            files.append(chapter["file"])
-            files.extend(s["file"] for s in chapter.get("sections", []))
-    return files
-
-
-def notebook_pages():
-    pages = []
-    for name in toc_files():
-        path = ROOT / f"{name}.md"
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-        if text.startswith("---") and "kernelspec:" in text.split("---")[1]:
-            pages.append(path)
-    return pages
-
-
-PAGES = notebook_pages()
+PAGES = toc_pages()
 IDS = [str(p.relative_to(ROOT)) for p in PAGES]
 
 
