@@ -25,8 +25,8 @@ $(DEV_STAMP): $(BOOK_STAMP) requirements-dev.txt
 # MathJax 3 for the site, from npm (exact version in package-lock.json); copied into the built
 # site by tools/site_ext.py, never committed. `npm ci` recreates node_modules/, hence the stamp.
 MATHJAX_STAMP := node_modules/.mathjax-installed
-$(MATHJAX_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
+$(MATHJAX_STAMP): package.json package-lock.json $(BOOK_STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	@touch $@
 
 mathjax: $(MATHJAX_STAMP)
