@@ -45,6 +45,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    "--disable-dev-shm-usage",  # containers (the GitHub test job) give /dev/shm only 64 MB
     # Belt and braces: no name other than the local server resolves (requests are still recorded).
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
