@@ -49,13 +49,25 @@ sysdeps:
 unit: $(DEV_STAMP)
 	$(BIN)/python -m pytest tests -q -m "not site" -p no:cacheprovider
 
+# Unit, property, oracle, notebook-hygiene and lint tests always run; the two slow stages (the
+# browser crawl of the site and nbval's re-execution of every notebook) re-run only when what they
+# check has changed, so a second `make test` with nothing changed is quick. CI starts clean: all run.
 test: $(DEV_STAMP) sysdeps book
-	$(BIN)/python -m pytest tests _build/jupyter_execute \
-		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		-p no:cacheprovider
+	$(BIN)/python -m pytest tests -m "not site" -p no:cacheprovider
+	@$(MAKE) --no-print-directory _build/.site-passed _build/.nbval-passed
+
+_build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py
+	$(BIN)/python -m pytest tests/test_site.py -m site -p no:cacheprovider
+	@touch $@
+
+_build/.nbval-passed: $(shell find _build/jupyter_execute -name '*.ipynb' 2>/dev/null) $(wildcard attn/*.py) \
+		tests/nbval_sanitize.cfg
+	$(BIN)/python -m pytest _build/jupyter_execute \
+		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	@touch $@
 
 lint: $(DEV_STAMP)
-	$(BIN)/ruff check attn tests bench
+	$(BIN)/ruff check attn tests tools bench
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/run.py
