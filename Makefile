@@ -34,7 +34,8 @@ mathjax: $(MATHJAX_STAMP)
 book: $(BOOK_STAMP) $(MATHJAX_STAMP)
 	@mkdir -p _build
 	@if [ "$$(cat _build/.attn-hash 2>/dev/null)" != "$(ATTN_HASH)" ]; then \
-		echo "attn/ changed: clearing the execution cache"; rm -rf _build/.jupyter_cache; fi
+		echo "attn/ or the pins changed: clearing the execution cache and the doctrees"; \
+		rm -rf _build/.jupyter_cache _build/.doctrees; fi
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python tools/export_executed.py _build
 	@echo $(ATTN_HASH) > _build/.attn-hash
