@@ -51,6 +51,8 @@ def main() -> int:
             continue
         out = build / "jupyter_execute" / page.relative_to(ROOT).with_suffix(".ipynb")
         out.parent.mkdir(parents=True, exist_ok=True)
+        for i, cell in enumerate(merged.cells):  # the reader draws random cell ids: make them stable
+            cell["id"] = f"cell-{i}"
         text = nbformat.writes(merged)
         if not out.exists() or out.read_text(encoding="utf-8") != text:  # keep mtimes: make test reads them
             out.write_text(text, encoding="utf-8")
