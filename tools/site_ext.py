@@ -21,6 +21,8 @@ Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the follo
   (it lives outside ``book/_static``, so no other page gets it).
 * **Style fixes.** ``tools/static/site.css`` (captions readable, figures kept white in dark mode,
   table cells apart).
+* **Citations in Portuguese.** The reference style ``author_year_pt`` is sphinxcontrib-bibtex's
+  ``author_year`` with "e" between authors ("Jain e Wallace"), selected in ``_config.yml``.
 * **No dead third-party code.** With Thebe off (``launch_buttons.thebe``), sphinx-thebe's scripts
   (which name an unpkg.com URL and were injected twice) are dropped from the pages.
 
@@ -29,6 +31,7 @@ Changing ``html.baseurl`` in ``_config.yml`` is the only edit needed when the re
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -39,6 +42,9 @@ from babel.messages.pofile import read_po
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ConfigError
+from sphinxcontrib.bibtex.plugin import register_plugin
+from sphinxcontrib.bibtex.style.referencing import PersonStyle
+from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
 TOOLS = Path(__file__).resolve().parent
 MATHJAX_PACKAGE = Path(__file__).resolve().parent.parent / "node_modules" / "mathjax"
@@ -153,6 +159,16 @@ def _compile_catalogs(app: Sphinx) -> None:
             write_mo(mo_file, catalog)
     for domain in sorted({p.stem for p in (TOOLS / "locale").glob("*/LC_MESSAGES/*.po")}):
         app.add_message_catalog(domain, str(target))
+
+
+@dataclasses.dataclass
+class PortugueseAuthorYearStyle(AuthorYearReferenceStyle):
+    """Author-year citations joined with "e": "Jain e Wallace (2019)", "Bahdanau, Cho e Bengio"."""
+
+    person: PersonStyle = dataclasses.field(default_factory=lambda: PersonStyle(sep2=" e ", last_sep=" e "))
+
+
+register_plugin("sphinxcontrib.bibtex.style.referencing", "author_year_pt", PortugueseAuthorYearStyle)
 
 
 def setup(app: Sphinx) -> dict:
