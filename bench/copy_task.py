@@ -4,10 +4,10 @@ Both run with one BLAS / intra-op thread, float32, batch 64, the default
 CopyConfig sizes. Prints milliseconds per training step (forward, backward,
 clipping and Adam) at several sequence lengths, the expected time of a whole
 training run (the lengths are bucketed, so a step costs the average over the
-length distribution), and optionally times the real parallel run.
+length distribution). `make copy-task` times the real parallel run.
 
     python bench/copy_task.py            # per-step figures
-    python bench/copy_task.py --full     # also the full two-model run (as in the notebook)
+    make copy-task                       # the full two-model run (as in the notebook), with wall times
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from attn.copytask import CopyConfig, make_batch, run_both, training_lengths  # noqa: E402
+from attn.copytask import CopyConfig, make_batch, training_lengths  # noqa: E402
 from attn.optim import Adam, clip_grad_norm  # noqa: E402
 from attn.seq2seq import Seq2Seq  # noqa: E402
 
@@ -115,7 +115,6 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-torch", action="store_true")
-    parser.add_argument("--full", action="store_true", help="also time the full parallel two-model run")
     args = parser.parse_args(argv)
     cfg = CopyConfig()
     print(f"copy task, batch {cfg.batch_size}, E={cfg.emb_size} H={cfg.hidden_size} d_attn={cfg.d_attn}, "
@@ -134,12 +133,6 @@ def main(argv=None):
         if "torch" in rows:
             ratio = np.array(rows["torch"]) / np.array(rows["numpy"])
             print(f"{name:<12} {'ratio':<7}" + "".join(f"{r:>9.2f}" for r in ratio) + "   (torch / numpy)")
-    if args.full:
-        res = run_both(cfg, progress=False)
-        for name in ("attention", "plain"):
-            r = res[name]
-            print(f"full run, {name}: train {r['history']['seconds']:.1f} s, eval {r['eval_seconds']:.1f} s")
-        print(f"full run, wall time with both models in parallel: {res['wall_seconds']:.1f} s")
 
 
 if __name__ == "__main__":
