@@ -15,6 +15,15 @@ def shape_str(shape) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
+def positive_int(value, name: str) -> int:
+    """Return ``value`` as an int, or raise ``ValueError`` unless it is a whole number >= 1."""
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
+          and bool(np.isfinite(value)) and value == int(value) and value >= 1)
+    if not ok:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
 def as_float(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
     """Return ``x`` as a floating array (float32 and float64 kept, others -> float64).
 
@@ -70,7 +79,3 @@ def as_bool_mask(mask, name: str = "mask") -> np.ndarray:
         )
     return arr
 
-
-def result_dtype(*arrays: np.ndarray):
-    """float32 only if every input is float32, else float64."""
-    return np.result_type(*arrays)

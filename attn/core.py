@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, shape_str
+from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, positive_int, shape_str
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:
@@ -158,11 +158,9 @@ def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
         Lower-triangular, aligned at the top-left corner like PyTorch's
         ``is_causal=True``.
     """
-    n_k = n_q if n_k is None else n_k
-    for name, n in (("n_q", n_q), ("n_k", n_k)):
-        if int(n) != n or n < 1:
-            raise ValueError(f"{name} must be a positive integer, got {n!r}")
-    return np.tril(np.ones((int(n_q), int(n_k)), dtype=bool))
+    n_q = positive_int(n_q, "n_q")
+    n_k = n_q if n_k is None else positive_int(n_k, "n_k")
+    return np.tril(np.ones((n_q, n_k), dtype=bool))
 
 
 def padding_mask(lengths, n_k: int, n_q: int | None = None) -> np.ndarray:
@@ -196,13 +194,10 @@ def padding_mask(lengths, n_k: int, n_q: int | None = None) -> np.ndarray:
             f"lengths has shape {shape_str(lengths.shape)} and dtype {lengths.dtype}; "
             "expected integers with shape (batch,)"
         )
-    if int(n_k) != n_k or n_k < 1:
-        raise ValueError(f"n_k must be a positive integer, got {n_k!r}")
+    n_k = positive_int(n_k, "n_k")
     if lengths.size and (lengths.min() < 0 or lengths.max() > n_k):
         raise ValueError(f"lengths must lie in [0, n_k = {n_k}], got {lengths.tolist()}")
     mask = np.arange(n_k)[None, :] < lengths[:, None]  # (batch, n_k)
     if n_q is None:
         return mask
-    if int(n_q) != n_q or n_q < 1:
-        raise ValueError(f"n_q must be a positive integer, got {n_q!r}")
-    return np.repeat(mask[:, None, :], int(n_q), axis=1)  # (batch, n_q, n_k)
+    return np.repeat(mask[:, None, :], positive_int(n_q, "n_q"), axis=1)  # (batch, n_q, n_k)

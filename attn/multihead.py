@@ -17,19 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, shape_str
+from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, positive_int, shape_str
 from .core import scaled_dot_product_attention
 
 
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or int(value) != value or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def _head_width(d_model, num_heads) -> int:
-    d_model = _positive_int(d_model, "d_model")
-    num_heads = _positive_int(num_heads, "num_heads")
+    d_model = positive_int(d_model, "d_model")
+    num_heads = positive_int(num_heads, "num_heads")
     if d_model % num_heads:
         raise ValueError(
             f"d_model = {d_model} is not divisible by num_heads = {num_heads}; "

@@ -14,11 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _check_positive(value, name: str) -> int:
-    if isinstance(value, bool) or int(value) != value or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+from ._checks import positive_int
 
 
 def positional_frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
@@ -38,7 +34,7 @@ def positional_frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
         Non-increasing; equal in pairs (sine and cosine of one frequency).
         The wavelength of column ``j`` is ``2 * pi / omega[j]``.
     """
-    d_model = _check_positive(d_model, "d_model")
+    d_model = positive_int(d_model, "d_model")
     if not base > 1:
         raise ValueError(f"base must be greater than 1, got {base!r}")
     pair = np.arange(d_model) // 2  # (d_model,) index i of the pair 2i, 2i+1
@@ -66,7 +62,7 @@ def positional_encoding(max_len: int, d_model: int, base: float = 10000.0) -> np
         Row ``pos`` is added to the embedding of the token at position ``pos``.
         Every entry lies in ``[-1, 1]``.
     """
-    max_len = _check_positive(max_len, "max_len")
+    max_len = positive_int(max_len, "max_len")
     omega = positional_frequencies(d_model, base)  # (d_model,)
     angles = np.arange(max_len)[:, None] * omega[None, :]  # (max_len, d_model)
     even = (np.arange(d_model) % 2 == 0)[None, :]  # (1, d_model)

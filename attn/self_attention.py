@@ -17,14 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float, check_ndim, check_shape, shape_str
+from ._checks import as_float, check_ndim, check_shape, positive_int, shape_str
 from .core import scaled_dot_product_attention
-
-
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _xavier_normal(rng, fan_in: int, fan_out: int) -> np.ndarray:
@@ -71,9 +65,9 @@ class SelfAttention:
     """
 
     def __init__(self, d_model: int, d_k: int, d_v: int, rng=None):
-        self.d_model = _positive_int(d_model, "d_model")
-        self.d_k = _positive_int(d_k, "d_k")
-        self.d_v = _positive_int(d_v, "d_v")
+        self.d_model = positive_int(d_model, "d_model")
+        self.d_k = positive_int(d_k, "d_k")
+        self.d_v = positive_int(d_v, "d_v")
         if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
             rng = np.random.default_rng(int(rng))
         elif rng is not None and not isinstance(rng, (np.random.Generator, np.random.RandomState)):
