@@ -12,6 +12,7 @@ from .multihead import MultiHeadAttention
 from .multihead_luong import multihead_general_attention
 from .optim import Adam, clip_grad_norm, cosine_lr
 from .plotting import ascii_heatmap, heatmap, use_style
+from . import prose
 from .positional import positional_encoding, positional_frequencies
 from .self_attention import SelfAttention
 from .seq2seq import Seq2Seq
@@ -43,5 +44,6 @@ __all__ = [
     "Adam",
     "clip_grad_norm",
     "cosine_lr",
+    "prose",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,56 @@
+"""Numbers as a Brazilian Portuguese reader expects them in prose.
+
+The site's rule (stated once on the intro page): in prose, the decimal separator is a comma and
+thousands are grouped with a dot (``0,5065``, ``1.234``, ``99,8 %``, ``4,5 × 10⁻⁵``, negative numbers with the minus sign ``−``). Code cells and
+their printed outputs keep Python's own notation (``0.5065``), since they are code.
+
+Every number a page glues into prose goes through one of these functions, so the rule lives in one
+place; ``tests/test_notebooks.py`` checks the glued strings.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _check_real(x, name: str = "x") -> float:
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        # NumPy scalars are numbers.Real; 0-d arrays are not, so .item() them first.
+        raise ValueError(f"{name} must be a real number; got {type(x).__name__}")
+    value = float(x)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value}")
+    return value
+
+
+def _swap_separators(text: str) -> str:
+    # Python writes "1,234.5"; Portuguese writes "1.234,5".
+    return text.replace(",", "\0").replace(".", ",").replace("\0", ".")
+
+
+def num(x, digits: int = 4) -> str:
+    """``x`` with ``digits`` decimal places and Portuguese separators: ``num(0.50652) == '0,5065'``.
+
+    Integers (``digits=0``) get thousands grouped with a dot: ``num(12345, 0) == '12.345'``.
+    """
+    text = _swap_separators(f"{_check_real(x):,.{digits}f}")
+    if text.startswith("-"):
+        # a value that rounds to zero has no sign; otherwise the typographic minus sign
+        text = text[1:] if not text.strip("-0,.") else "\u2212" + text[1:]
+    return text
+
+
+def pct(x, digits: int = 1) -> str:
+    """A fraction ``x`` as a percentage: ``pct(0.998) == '99,8 %'`` (space before ``%``, as in pt-BR)."""
+    return f"{num(100.0 * _check_real(x), digits)} %"
+
+
+def sci(x, digits: int = 1) -> str:
+    """``x`` in scientific notation with a Unicode exponent: ``sci(4.5e-05) == '4,5 × 10⁻⁵'``."""
+    value = _check_real(x)
+    if value == 0.0:
+        return num(0.0, digits)
+    mantissa, exponent = f"{value:.{digits}e}".split("e")
+    return f"{num(float(mantissa), digits)} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
