@@ -23,6 +23,9 @@ Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the follo
   table cells apart).
 * **Citations in Portuguese.** The reference style ``author_year_pt`` is sphinxcontrib-bibtex's
   ``author_year`` with "e" between authors ("Jain e Wallace"), selected in ``_config.yml``.
+* **The lessons' deliverable files.** ``outputs/*.md`` (the prompt files that lessons 5.10 and 7.02
+  ask for) are copied byte for byte to ``outputs/`` under the site root, where the prompt pages
+  link them; the pages show the same files with ``literalinclude``.
 * **No dead third-party code.** With Thebe off (``launch_buttons.thebe``), sphinx-thebe's scripts
   (which name an unpkg.com URL and were injected twice) are dropped from the pages.
 
@@ -47,6 +50,7 @@ from sphinxcontrib.bibtex.style.referencing import PersonStyle
 from sphinxcontrib.bibtex.style.referencing.author_year import AuthorYearReferenceStyle
 
 TOOLS = Path(__file__).resolve().parent
+OUTPUTS = TOOLS.parent / "outputs"  # the lessons' deliverable files, published as they are
 MATHJAX_PACKAGE = Path(__file__).resolve().parent.parent / "node_modules" / "mathjax"
 MATHJAX_ENTRY = "tex-chtml.js"
 STATIC_SUBDIR = "mathjax"
@@ -107,6 +111,16 @@ def _copy_mathjax(app: Sphinx) -> None:
     shutil.copytree(MATHJAX_PACKAGE / "es5", target)
     shutil.copy2(MATHJAX_PACKAGE / "LICENSE", target / "LICENSE")
     stamp.write_text(version, encoding="utf-8")
+
+
+def _copy_outputs(app: Sphinx, exception: Exception | None) -> None:
+    """Publish ``outputs/*.md`` at ``<site>/outputs/`` byte for byte (the pages link them there)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    target = Path(app.outdir) / "outputs"
+    target.mkdir(exist_ok=True)
+    for path in sorted(OUTPUTS.glob("*.md")):
+        shutil.copyfile(path, target / path.name)
 
 
 def _search_page_math(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -180,6 +194,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _configure, priority=400)
     app.connect("builder-inited", _copy_mathjax)
     app.connect("build-finished", _complete_sitemap, priority=400)
+    app.connect("build-finished", _copy_outputs)
     app.connect("html-page-context", _search_page_math)
     app.connect("html-page-context", _drop_unused_thebe, priority=900)
     _compile_catalogs(app)
