@@ -142,8 +142,8 @@ def bahdanau_step() -> Figure:
         c.text(label_x, y, s, fontsize=NOTE_FONT, color=NOTE, ha="right")
 
     # encoder states, joined by the encoder's recurrence
-    hs = [c.box(x, rows["h"], 0.62, 0.5, f"$h_{n}$", role="key") for x, n in zip(cols, names)]
-    for a, b in zip(hs[:2], hs[1:3]):
+    hs = [c.box(x, rows["h"], 0.62, 0.5, f"$h_{n}$", role="key") for x, n in zip(cols, names, strict=True)]
+    for a, b in zip(hs[:2], hs[1:3], strict=True):
         c.arrow(a.right(), b.left())
     c.text(dots, rows["h"], "⋯")
     c.text(band_x, rows["h"] - 0.45, "estados do codificador", fontsize=NOTE_FONT, color=NOTE)
@@ -157,7 +157,8 @@ def bahdanau_step() -> Figure:
     c.arrow(s_prev.right(), score.left())
     for h in hs:
         c.arrow(h.top(), (h.x, score.bottom()[1]))
-    es = [c.box(x, rows["e"], 0.62, 0.48, f"$e_{{t,{n}}}$", role="weight") for x, n in zip(cols, names)]
+    es = [c.box(x, rows["e"], 0.62, 0.48, f"$e_{{t,{n}}}$", role="weight")
+          for x, n in zip(cols, names, strict=True)]
     for e in es:
         c.arrow((e.x, score.top()[1]), e.bottom())
     c.text(dots, rows["e"], "⋯")
@@ -168,7 +169,7 @@ def bahdanau_step() -> Figure:
     for e in es:
         c.arrow(e.top(), (e.x, soft.bottom()[1]))
     alphas = [c.box(x, rows["alpha"], 0.62, 0.48, fr"$\alpha_{{t,{n}}}$", role="weight")
-              for x, n in zip(cols, names)]
+              for x, n in zip(cols, names, strict=True)]
     for a in alphas:
         c.arrow((a.x, soft.top()[1]), a.bottom())
     c.text(dots, rows["alpha"], "⋯")
@@ -223,7 +224,7 @@ def qkv_projection(tokens=("The", "cat", "sat", "on", "the", "mat")) -> Figure:
     c.text(0.6, mid - 0.42, "$d_{model}$\nnúmeros", fontsize=NOTE_FONT, color=NOTE, va="top")
     roles = [("q", "query", "o que procuro", "d_k"), ("k", "key", "como me apresento", "d_k"),
              ("v", "value", "o que entrego", "d_v")]
-    for (sym, role, question, dim), dy in zip(roles, (0.75, 0.0, -0.75)):
+    for (sym, role, question, dim), dy in zip(roles, (0.75, 0.0, -0.75), strict=True):
         y = mid + dy
         w = c.box(1.95, y, 0.8, 0.5, f"$W_{sym}$", role="op")
         c.arrow(x_i.right(), (1.3, y), w.left())
@@ -285,7 +286,7 @@ def multihead(h_shown=2) -> Figure:
     c.text(2.8, 0.2, "dividir em $h$ cabeças: cada uma projeta para $d_k = d_{model}/h$;\n"
            "na autoatenção, $Q = K = V = X$", fontsize=NOTE_FONT, color=NOTE)
     concat_y = 5.2
-    for x, lab in zip(xs, labels):
+    for x, lab in zip(xs, labels, strict=True):
         third = w / 3
         projs = []
         for k, (sym, role) in enumerate((("Q", "query"), ("K", "key"), ("V", "value"))):
@@ -296,7 +297,8 @@ def multihead(h_shown=2) -> Figure:
         att = c.box(x, 3.5, w, 0.7, "Atenção\n(Exercício 1)", role="op", fontsize=11)
         for box in projs:
             c.arrow(box.top(), (box.x, att.bottom()[1]))
-        head = c.box(x, 4.45, w, 0.5, f"cabeça$_{lab}$  $(n \\times d_k)$", role="value", fontsize=small + 0.5)
+        head = c.box(x, 4.45, w, 0.5, f"cabeça$_{lab}$  $(n \\times d_k)$", role="value",
+                     fontsize=small + 0.5)
         c.arrow(att.top(), head.bottom())
         c.arrow(head.top(), (x, concat_y - 0.3))
     c.text(2.8, 3.5, "⋯")
@@ -324,7 +326,7 @@ def encoder_block() -> Figure:
     fork = 1.05
     c.arrow(x_in.top(), (cx, fork), head=False)
     mha = c.box(cx, 2.0, bw, 0.75, "Atenção multi-cabeça\n(Exercício 2)", role="query", fontsize=11)
-    for dx, lab in zip((-0.7, 0.0, 0.7), "QKV"):
+    for dx, lab in zip((-0.7, 0.0, 0.7), "QKV", strict=True):
         c.arrow((cx, fork), (cx + dx, 1.3), mha.bottom(dx=dx))
         c.text(cx + dx + 0.09, 1.43, f"${lab}$", fontsize=9.5, color=NOTE, ha="left")
     add1 = c.box(cx, 3.0, 0.5, 0.5, "+", role="plain", fontsize=14)
@@ -390,7 +392,8 @@ def _seq2seq_panel(c: Canvas, y0: float, attention: bool, T: int):
         for s in ss:
             c.arrow((s.x, band.top()[1]), s.bottom())
     else:
-        c.text((enc_x[-1] + dec_x[0]) / 2, y_state - 0.45, "gargalo", fontsize=NOTE_FONT, color=NOTE, va="top")
+        c.text((enc_x[-1] + dec_x[0]) / 2, y_state - 0.45, "gargalo", fontsize=NOTE_FONT, color=NOTE,
+               va="top")
         for xs, name in ((enc_x, "codificador"), (dec_x, "decodificador")):
             c.text((xs[0] + xs[-1]) / 2, y_state - 0.45, name, fontsize=NOTE_FONT, color=NOTE, va="top")
     return hs, ss
