@@ -12,8 +12,11 @@ import pathlib
 import re
 from html.parser import HTMLParser
 
+import numpy as np
 import pytest
 import yaml
+
+import attn
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
@@ -138,3 +141,18 @@ def test_every_numbered_point_has_a_demonstration_on_its_page(name):
         assert "```{code-cell}" in section, f"point {n}: no code cell demonstrates it"
         assert f"<{label}>`" in source, f"point {n}: the page's table does not link its demonstration"
         assert label in links.ids, f"point {n}: no element with id {label!r} in the built page"
+
+
+def test_explainer_example_numbers_match_attn():
+    """The worked example written in the explainer prompt is what attn computes (to the printed digits)."""
+    _, body = _split(ROOT / "outputs" / "prompt-attention-explainer.md")
+    rows = [re.findall(r"\d+(?:,\d+)?", line) for line in body.splitlines()
+            if re.match(r"\s*\| (física|culinária|história) ", line)]
+    table = np.array([[float(x.replace(",", ".")) for x in row] for row in rows])   # (3, 5): k1 k2 v e w
+    query = [float(x.replace(",", ".")) for x in re.search(r"q = \(([\d,]+); ([\d,]+)\)", body).groups()]
+    out, weights = attn.scaled_dot_product_attention(np.array([query]), table[:, :2], table[:, 2:3])
+    scores = np.array(query) @ table[:, :2].T / np.sqrt(2)
+    assert table.shape == (3, 5)
+    assert np.array_equal(np.round(scores, 3), table[:, 3]) and np.array_equal(np.round(weights[0], 3), table[:, 4])
+    written = float(re.search(r"= ([\d,]+) livros", body).group(1).replace(",", "."))
+    assert round(float(out[0, 0]), 1) == written
