@@ -44,6 +44,7 @@ EDGE = "#333333"
 NOTE = "#4d4d4d"          # secondary text: dark grey, contrast 8.6:1 on white
 FONT = 12
 NOTE_FONT = 10.5
+TEXT_SCALE = 1.15  # every font size is multiplied by this: the figures shrink to ~360 px on a phone
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class Canvas:
 
     def text(self, x, y, s, *, fontsize=FONT, color="black", ha="center", va="center", **kw):
         """Free text (a label or a note); notes use ``fontsize=NOTE_FONT, color=NOTE``."""
-        return self.ax.text(x, y, s, fontsize=fontsize, color=color, ha=ha, va=va, zorder=4,
+        return self.ax.text(x, y, s, fontsize=fontsize * TEXT_SCALE, color=color, ha=ha, va=va, zorder=4,
                             linespacing=1.25, **kw)
 
     def arrow(self, *points, dashed=False, head=True, color=EDGE, width=1.3):
@@ -146,7 +147,7 @@ def bahdanau_step() -> Figure:
     for a, b in zip(hs[:2], hs[1:3], strict=True):
         c.arrow(a.right(), b.left())
     c.text(dots, rows["h"], "⋯")
-    c.text(band_x, rows["h"] - 0.45, "estados do codificador", fontsize=NOTE_FONT, color=NOTE)
+    c.text(band_x, rows["h"] - 0.4, "estados do codificador", fontsize=NOTE_FONT, color=NOTE)
 
     # scores: one additive score per encoder position
     s_prev = c.box(0.85, rows["score"], 1.0, 0.55, "$s_{t-1}$", role="query")
@@ -283,7 +284,7 @@ def multihead(h_shown=2) -> Figure:
     small = 10.5 if h_shown == 2 else 9
 
     inp = c.box(2.8, 0.95, 5.2, 0.6, r"$Q,\ K,\ V$   $(n \times d_{model})$", role="plain")
-    c.text(2.8, 0.2, "dividir em $h$ cabeças: cada uma projeta para $d_k = d_{model}/h$;\n"
+    c.text(2.8, 0.22, "cada cabeça projeta para $d_k = d_{model}/h$ colunas;\n"
            "na autoatenção, $Q = K = V = X$", fontsize=NOTE_FONT, color=NOTE)
     concat_y = 5.2
     for x, lab in zip(xs, labels, strict=True):
@@ -356,7 +357,7 @@ def encoder_block() -> Figure:
             (5.05, 7.55, "subcamada 2", r"$\mathrm{saída} = \mathrm{LN}(h + \mathrm{FFN}(h))$")):
         c.arrow((eq_x, y0), (eq_x + 0.08, y0), (eq_x + 0.08, y1), (eq_x, y1), head=False, width=1.0)
         c.text(eq_x + 0.2, (y0 + y1) / 2 + 0.2, title, ha="left", fontsize=NOTE_FONT)
-        c.text(eq_x + 0.2, (y0 + y1) / 2 - 0.2, eq, ha="left", fontsize=10, color=NOTE)
+        c.text(eq_x + 0.2, (y0 + y1) / 2 - 0.2, eq, ha="left", fontsize=9.5, color=NOTE)
     return c.fig
 
 
@@ -410,9 +411,9 @@ def copy_task(T: int = 4) -> Figure:
     if not 2 <= T <= 5:
         raise ValueError(f"T must be 2 to 5 (the drawn length), got {T!r}")
     width = 0.45 + 2 * 0.66 * (T - 1) + 0.8 + 0.4
-    c = Canvas(max(width, 5.0), 6.4)
-    c.text(0.1, 6.15, f"Sem atenção: só $h_{T}$ chega ao decodificador", ha="left")
-    _seq2seq_panel(c, 3.5, attention=False, T=T)
+    c = Canvas(max(width, 5.0), 5.6)
+    c.text(0.1, 5.35, f"Sem atenção: só $h_{T}$ chega ao decodificador", ha="left")
+    _seq2seq_panel(c, 2.8, attention=False, T=T)
     c.text(0.1, 2.95, "Com atenção: todo passo lê todos os $h_i$", ha="left")
     _seq2seq_panel(c, 0.1, attention=True, T=T)
     return c.fig
