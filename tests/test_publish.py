@@ -135,3 +135,16 @@ def test_nothing_names_the_placeholder(student_build):
         and (PLACEHOLDER in (text := p.read_text(encoding="utf-8", errors="replace")) or "aluno.github.io" in text)
     ]
     assert not named, named
+
+
+def test_identity_is_written_in_one_place():
+    """Only _config.yml names the author and the fallback repository; pages use {{ author }} / {repo}."""
+    skip = {".git", ".venv", "_build", "node_modules", "tests"}
+    named = sorted(
+        path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*")
+        if path.is_file() and path.suffix in {".md", ".py", ".yml", ".yaml", ".toml", ".txt", ".json", ".cfg"}
+        and not skip & set(path.relative_to(ROOT).parts) and path.name != "_config.yml"
+        and any(s in path.read_text(encoding="utf-8", errors="replace")
+                for s in (CONFIG["author"], PLACEHOLDER, "aluno.github.io"))
+    )
+    assert not named, named
