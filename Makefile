@@ -66,11 +66,11 @@ nbval: $(DEV_STAMP)
 # Unit, property, oracle, notebook-hygiene, lint, workflow and publish tests always run; the two slow
 # stages (the browser crawl of the site and nbval's re-execution of every notebook) re-run only when
 # what they check has changed, so a second `make test` with nothing changed is quick. CI starts
-# clean: all run. The three stages overlap (nbval first: it is the longest); --output-sync keeps
-# each stage's log in one piece.
+# clean: all run. The three stages overlap: nbval (the longest) beside unit, then the crawl once unit
+# is done (a unit failure stops there, as before); --output-sync keeps each stage's log in one piece.
 test: $(DEV_STAMP) sysdeps book
 	@$(MAKE) --no-print-directory -j$(STAGE_JOBS) --output-sync=target \
-		_build/.nbval-passed _build/.site-passed unit
+		_build/.nbval-passed unit _build/.site-passed
 
 _build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py
 	$(SITE_TEST)
