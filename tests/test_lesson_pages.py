@@ -66,7 +66,7 @@ FORMULA_FUNCTIONS = [
     ("attn/self_attention.py", "SelfAttention.forward", None),
 ]
 MAX_BODY_LINES = 15
-MAX_ANSWER_WORDS = 160
+MAX_ANSWER_WORDS = 150
 
 INCLUDE = re.compile(r"```\{literalinclude\} (?P<path>\S+)\n(?P<opts>(?::[a-z]+:.*\n)+)```")
 ADMONITION = re.compile(r"(?:\((?P<label>[\w-]+)\)=\n)?:::\{admonition\} (?P<title>[^\n]*)\n:class: (?P<cls>\w+)\n"
