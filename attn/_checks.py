@@ -86,7 +86,7 @@ def as_bool_mask(mask, name: str = "mask") -> np.ndarray:
 # function reads them and returns them ready for the math.
 
 
-def query_keys(query, keys):
+def check_query_keys(query, keys):
     """Validate a decoder ``query`` (..., d_s) and encoder ``keys`` (..., T, d_h); same float dtype."""
     query = as_float(query, "query")
     keys = as_float(keys, "keys")
@@ -106,7 +106,7 @@ def query_keys(query, keys):
     return query.astype(dtype, copy=False), keys.astype(dtype, copy=False)
 
 
-def position_mask(mask, keys):
+def check_position_mask(mask, keys):
     """Validate an optional (..., T) boolean mask over the encoder positions of ``keys``."""
     if mask is None:
         return None
@@ -115,9 +115,9 @@ def position_mask(mask, keys):
     return mask
 
 
-def additive_inputs(query, keys, W_a, U_a, v_a, mask):
+def check_additive_inputs(query, keys, W_a, U_a, v_a, mask):
     """Validate the arguments of :func:`attn.classic.additive_attention`; return them as arrays."""
-    query, keys = query_keys(query, keys)
+    query, keys = check_query_keys(query, keys)
     d_s, d_h = query.shape[-1], keys.shape[-1]
     W_a = as_float(W_a, "W_a")
     check_ndim(W_a, "W_a", "(d_attn, d_s) with 2 dimensions", 2, 2)
@@ -127,33 +127,33 @@ def additive_inputs(query, keys, W_a, U_a, v_a, mask):
     check_shape(U_a, "U_a", (d_attn, d_h), "(d_attn, d_h)", "d_attn from W_a, d_h from keys")
     v_a = as_float(v_a, "v_a")
     check_shape(v_a, "v_a", (d_attn,), "(d_attn,)", "d_attn from W_a")
-    return query, keys, W_a, U_a, v_a, position_mask(mask, keys)
+    return query, keys, W_a, U_a, v_a, check_position_mask(mask, keys)
 
 
-def dot_inputs(query, keys, mask):
+def check_dot_inputs(query, keys, mask):
     """Validate the arguments of :func:`attn.classic.dot_attention` (which needs d_s == d_h)."""
-    query, keys = query_keys(query, keys)
+    query, keys = check_query_keys(query, keys)
     if query.shape[-1] != keys.shape[-1]:
         raise ValueError(
             f"query has shape {shape_str(query.shape)}; expected (..., d_s) with d_s = d_h = "
             f"{keys.shape[-1]} from keys: dot attention needs d_s == d_h, "
             "use general_attention with W of shape (d_s, d_h) instead"
         )
-    return query, keys, position_mask(mask, keys)
+    return query, keys, check_position_mask(mask, keys)
 
 
-def general_inputs(query, keys, W, mask):
+def check_general_inputs(query, keys, W, mask):
     """Validate the arguments of :func:`attn.classic.general_attention`."""
-    query, keys = query_keys(query, keys)
+    query, keys = check_query_keys(query, keys)
     W = as_float(W, "W")
     check_shape(W, "W", (query.shape[-1], keys.shape[-1]), "(d_s, d_h)",
                 "d_s from query, d_h from keys")
-    return query, keys, W, position_mask(mask, keys)
+    return query, keys, W, check_position_mask(mask, keys)
 
 
-def multihead_general_inputs(query, keys, W_heads, mask):
+def check_multihead_general_inputs(query, keys, W_heads, mask):
     """Validate the arguments of :func:`attn.multihead_luong.multihead_general_attention`."""
-    query, keys = query_keys(query, keys)
+    query, keys = check_query_keys(query, keys)
     d_s, d_h = query.shape[-1], keys.shape[-1]
     W_heads = as_float(W_heads, "W_heads")
     check_ndim(W_heads, "W_heads", "(n_heads, d_s, d_head) with 3 dimensions", 3, 3)
@@ -170,10 +170,10 @@ def multihead_general_inputs(query, keys, W_heads, mask):
             f"W_heads has shape {shape_str(W_heads.shape)}; expected (n_heads, d_s, d_head) with "
             f"{wanted} (d_h from keys)"
         )
-    return query, keys, W_heads, position_mask(mask, keys)
+    return query, keys, W_heads, check_position_mask(mask, keys)
 
 
-def token_rows(X, d_model: int, name: str = "X") -> np.ndarray:
+def check_token_rows(X, d_model: int, name: str = "X") -> np.ndarray:
     """Validate ``X`` of shape (n, d_model) or (..., n, d_model): one row per token."""
     X = as_float(X, name)
     check_ndim(X, name, "(n, d_model) or (..., n, d_model) with at least 2 dimensions", 2)

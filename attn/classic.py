@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _checks
+from ._checks import check_additive_inputs, check_dot_inputs, check_general_inputs
 from .core import masked_softmax
 
 
@@ -45,7 +45,7 @@ def additive_attention(query, keys, W_a, U_a, v_a, mask=None):
     context : ndarray, shape (..., d_h)
     weights : ndarray, shape (..., T)
     """
-    query, keys, W_a, U_a, v_a, mask = _checks.additive_inputs(query, keys, W_a, U_a, v_a, mask)
+    query, keys, W_a, U_a, v_a, mask = check_additive_inputs(query, keys, W_a, U_a, v_a, mask)
     scores = additive_scores(query @ W_a.T, keys @ U_a.T, v_a)  # (..., T)
     weights = masked_softmax(scores, mask)  # (..., T)
     context = (weights[..., None, :] @ keys)[..., 0, :]  # (..., d_h)
@@ -94,7 +94,7 @@ def dot_attention(query, keys, mask=None):
     context : ndarray, shape (..., d_h)
     weights : ndarray, shape (..., T)
     """
-    query, keys, mask = _checks.dot_inputs(query, keys, mask)
+    query, keys, mask = check_dot_inputs(query, keys, mask)
     scores = (keys @ query[..., :, None])[..., 0]  # (..., T)
     weights = masked_softmax(scores, mask)  # (..., T)
     context = (weights[..., None, :] @ keys)[..., 0, :]  # (..., d_h)
@@ -117,7 +117,7 @@ def general_attention(query, keys, W, mask=None):
     context : ndarray, shape (..., d_h)
     weights : ndarray, shape (..., T)
     """
-    query, keys, W, mask = _checks.general_inputs(query, keys, W, mask)
+    query, keys, W, mask = check_general_inputs(query, keys, W, mask)
     projected = query @ W  # (..., d_h)
     scores = (keys @ projected[..., :, None])[..., 0]  # (..., T)
     weights = masked_softmax(scores, mask)  # (..., T)

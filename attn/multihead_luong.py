@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _checks
+from ._checks import check_multihead_general_inputs
 from .classic import general_attention
 
 
@@ -55,7 +55,7 @@ def multihead_general_attention(query, keys, W_heads, mask=None):
         ``d_head`` is not ``d_h / n_heads`` (including ``d_h`` not divisible
         by ``n_heads``).
     """
-    query, keys, W_heads, mask = _checks.multihead_general_inputs(query, keys, W_heads, mask)
+    query, keys, W_heads, mask = check_multihead_general_inputs(query, keys, W_heads, mask)
     d_head = W_heads.shape[-1]
     contexts, weights = [], []
     for k, W_k in enumerate(W_heads):  # head k: features k*d_head ... (k+1)*d_head - 1

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _checks
-from ._checks import as_float, check_shape, positive_int
+from ._checks import as_float, check_shape, check_token_rows, positive_int
 from .core import scaled_dot_product_attention
 
 
@@ -128,7 +127,7 @@ class SelfAttention:
         V : ndarray, shape (..., n, d_v)
             Same float dtype as ``X`` (float32 stays float32).
         """
-        X = _checks.token_rows(X, self.d_model)
+        X = check_token_rows(X, self.d_model)
         Q = X @ self.W_q.astype(X.dtype, copy=False)  # (..., n, d_k)
         K = X @ self.W_k.astype(X.dtype, copy=False)  # (..., n, d_k)
         V = X @ self.W_v.astype(X.dtype, copy=False)  # (..., n, d_v)
