@@ -241,7 +241,7 @@ def page_glue_values(executed: pathlib.Path) -> dict[str, dict]:
 
 def rendered_glue(role: str, content: str, values: dict[str, dict]) -> tuple[str, bool] | None:
     """The text a glue role puts in the page, and whether the glued object was a string (as myst-nb)."""
-    key, fmt = content, ""
+    key, fmt = content, "s"  # myst-nb's default for {glue:text}
     if role == "glue:text" and ":" in content:
         key, fmt = content.rsplit(":", 1)
     bundle = values.get(key)
@@ -253,8 +253,8 @@ def rendered_glue(role: str, content: str, values: dict[str, dict]) -> tuple[str
     except (SyntaxError, ValueError):
         value = text  # e.g. "np.float64(0.5)": shown as is
     is_str = isinstance(value, str) and value != text
-    if not fmt:
-        return str(value), is_str
+    if role != "glue:text":
+        return text, is_str  # {glue} pastes text/plain as it is: a string keeps its quotes
     kind = fmt[-1]
     if kind == "s":
         value = str(value)
@@ -283,8 +283,13 @@ def decimal_rule_problems(markdown_cells: list[str], values: dict[str, dict]) ->
     for markdown in markdown_cells:
         for role, content in glue_roles(markdown):
             shown = rendered_glue(role, content, values)
-            if shown is not None and breaks_decimal_rule(*shown):
-                problems.append(f"{{{role}}}`{content}` shows {shown[0]!r}")
+            if shown is None:
+                continue
+            text, is_str = shown
+            if breaks_decimal_rule(text, is_str):
+                problems.append(f"{{{role}}}`{content}` shows {text!r}")
+            elif is_str and text[:1] in "'\"":
+                problems.append(f"{{{role}}}`{content}` shows the quotes of {text}: use {{glue:text}}")
     return problems
 
 
@@ -312,12 +317,15 @@ def _bundle(text_plain: str) -> dict:
     ("são {glue:text}`k:,d` passos.", "1234", True),
     (":::{dropdown} Pergunta {glue}`k`\nTexto.\n:::", "0.5", True),   # a directive title is prose
     (":::{admonition} Resposta\n:class: resposta\nÉ {glue}`k`.\n:::", "0.5", True),
-    ("o peso é {glue}`k`.", "'0,5065'", False),               # attn.prose.num
-    ("são {glue}`k` passos.", "'1.680'", False),             # Portuguese thousands
-    ("o erro é {glue}`k`.", "'4,5 × 10⁻⁵'", False),
+    ("o peso é {glue}`k`.", "'0,5065'", True),                # {glue} shows a string with its quotes
+    ("o peso é {glue:text}`k`.", "'0,5065'", False),          # attn.prose.num
+    ("são {glue:text}`k` passos.", "'1.680'", False),        # Portuguese thousands
+    ("são {glue:text}`k` passos.", "'12.345.678'", False),
+    ("o erro é {glue:text}`k`.", "'4,5 × 10⁻⁵'", False),
+    ("o peso é {glue:text}`k`.", "'0.5065'", True),           # a string in Python notation
     ("$d_k$ = {glue:text}`k:.0f`.", "2.0", False),           # no decimal shown
     ("são {glue}`k` tokens.", "5", False),
-    ("a forma é {glue}`k`.", "'(5, 8)'", False),
+    ("a forma é {glue:text}`k`.", "'(5, 8)'", False),
     ("código: `{glue}`k``, e $x = 0.5$.", "0.5", False),     # code spans and math are not prose
     ("```python\nprint({glue}`k`)\n```", "0.5", False),
 ])
