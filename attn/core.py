@@ -11,10 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import (
-    as_bool_mask,
-    as_float,
     check_attention_inputs,
-    check_shape,
+    check_masked_softmax_inputs,
     check_softmax_input,
     positive_int,
     shape_str,
@@ -67,12 +65,10 @@ def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
     ndarray, same shape as ``scores``
         A slice with no allowed position is all zeros.
     """
-    scores = as_float(scores, "scores", allow_neg_inf=True)
-    if mask is None:
-        return softmax(scores, axis=axis)
-    mask = as_bool_mask(mask)
-    check_shape(mask, "mask", scores.shape, "the shape of scores")
-    return softmax(np.where(mask, scores, -np.inf).astype(scores.dtype), axis=axis)
+    scores, mask = check_masked_softmax_inputs(scores, mask)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf).astype(scores.dtype)  # scores.shape; blocked = -inf
+    return softmax(scores, axis=axis)  # scores.shape
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None):

@@ -29,6 +29,7 @@ REQUIRED_SOURCE = {
     "ex1_atencao_produto_escalar": [
         ("attn/core.py", "softmax", "codigo-softmax"),
         ("attn/core.py", "scaled_dot_product_attention", "codigo-scaled-dot-product-attention"),
+        ("attn/core.py", "masked_softmax", "codigo-masked-softmax"),  # the "-inf before softmax" step
         ("attn/core.py", "causal_mask", "codigo-causal-mask"),
     ],
     "ex2_multi_cabeca": [
