@@ -167,8 +167,12 @@ def built_page(page: str):
 @pytest.mark.parametrize("page, source_file, pyobject, label", SOURCE_CASES, ids=SOURCE_IDS)
 def test_included_source_renders_as_python_code(page, source_file, pyobject, label):
     soup = built_page(page)
-    block = soup.find(id=label)
-    assert block is not None, f"no element with id {label} in {page}.html"
+    anchor = soup.find(id=label)
+    assert anchor is not None, f"no element with id {label} in {page}.html"
+    # Sphinx puts the label on an empty span inside the captioned code-block wrapper
+    block = anchor if "literal-block-wrapper" in anchor.get("class", []) else anchor.find_parent(
+        "div", class_="literal-block-wrapper")
+    assert block is not None, f"{label} does not mark a captioned code block"
     code = block.select_one("div.highlight-python pre")
     assert code is not None, f"{label} is not rendered as a highlighted Python block"
     text = code.get_text()
