@@ -94,6 +94,27 @@ def function_node(source_file: str, pyobject: str):
     return node
 
 
+def docstring_node(node):
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        return first
+    return None
+
+
+def lines_without_docstring(source_file: str, pyobject: str) -> str | None:
+    """The ``:lines:`` value (relative to ``:pyobject:``) that keeps the signature and the body only.
+
+    The pages show the code without the docstring (it is on the API page); this spec is derived
+    from the source, so a docstring that grows or shrinks fails this test instead of cutting code.
+    """
+    node = function_node(source_file, pyobject)
+    doc = docstring_node(node)
+    if doc is None:
+        return None
+    start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    return f"1-{doc.lineno - start},{doc.end_lineno - start + 2}-"
+
+
 PAGE_IDS = list(REQUIRED_SOURCE)
 SOURCE_CASES = [(page, *item) for page, items in REQUIRED_SOURCE.items() for item in items]
 SOURCE_IDS = [f"{page}:{obj}" for page, _, obj, _ in SOURCE_CASES]
@@ -112,6 +133,10 @@ def test_page_includes_the_source_of_each_required_function(page, source_file, p
     assert inc["options"].get("language") == "python"
     assert inc["options"].get("caption", "").startswith(source_file)
     assert inc["label"] == label, f"the include of {pyobject} must carry the label ({label})="
+    expected_lines = lines_without_docstring(source_file, pyobject)
+    assert inc["options"].get("lines") == expected_lines, (
+        f"{pyobject}: use ':lines: {expected_lines}' to show the signature and the whole body"
+    )
 
 
 @pytest.mark.parametrize("page, source_file, pyobject, label", SOURCE_CASES, ids=SOURCE_IDS)
@@ -179,8 +204,12 @@ def test_included_source_renders_as_python_code(page, source_file, pyobject, lab
     name = pyobject.split(".")[-1]
     assert re.search(rf"^\s*def {re.escape(name)}\(", text, re.M), f"{label} does not show def {name}("
     node = function_node(source_file, pyobject)
-    last_line = (ROOT / source_file).read_text(encoding="utf-8").splitlines()[node.end_lineno - 1].strip()
-    assert last_line in text, f"{label} is cut short: its last line {last_line!r} is missing"
+    source = (ROOT / source_file).read_text(encoding="utf-8").splitlines()
+    doc = docstring_node(node)
+    body = source[(doc.end_lineno if doc else node.body[0].lineno - 1):node.end_lineno]
+    shown = [line.strip() for line in text.splitlines()]
+    missing = [line.strip() for line in body if line.strip() and line.strip() not in shown]
+    assert not missing, f"{label} does not show these lines of {pyobject}: {missing}"
     caption = block.select_one(".code-block-caption")
     assert caption is not None and source_file in caption.get_text()
 
