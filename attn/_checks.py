@@ -94,6 +94,15 @@ def check_softmax_input(x) -> np.ndarray:
     return x
 
 
+def check_masked_softmax_inputs(scores, mask):
+    """Validate ``masked_softmax``'s inputs: real scores (``-inf`` allowed), a mask of their exact shape."""
+    scores = as_float(scores, "scores", allow_neg_inf=True)
+    if mask is not None:
+        mask = as_bool_mask(mask)
+        check_shape(mask, "mask", scores.shape, "the shape of scores")
+    return scores, mask
+
+
 def attention_mask(mask, batch: tuple, n_q: int, n_k: int) -> np.ndarray:
     """Validate an attention mask and return it with the full ``batch + (n_q, n_k)`` shape."""
     mask = as_bool_mask(mask)

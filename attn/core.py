@@ -11,10 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import (
-    as_bool_mask,
-    as_float,
     check_attention_inputs,
-    check_shape,
+    check_masked_softmax_inputs,
     check_softmax_input,
     positive_int,
     shape_str,
@@ -43,11 +41,12 @@ def softmax(x, axis: int = -1) -> np.ndarray:
         float32 input stays float32; integer input becomes float64.
     """
     x = check_softmax_input(x)
-    m = np.max(x, axis=axis, keepdims=True)  # x.shape with size 1 along axis
-    m = np.where(np.isneginf(m), 0.0, m).astype(x.dtype)  # same; an all -inf slice: exp(-inf) = 0
+    m = np.max(x, axis=axis, keepdims=True)  # x.shape, 1 along axis
+    m = np.where(np.isneginf(m), 0.0, m).astype(x.dtype)  # all -inf: m = 0
     e = np.exp(x - m)  # x.shape
-    total = np.sum(e, axis=axis, keepdims=True)  # x.shape with size 1 along axis
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)  # x.shape
+    total = np.sum(e, axis=axis, keepdims=True)  # x.shape, 1 along axis
+    weights = np.zeros_like(e)  # x.shape; stays 0 where total = 0
+    return np.divide(e, total, out=weights, where=total > 0)  # x.shape
 
 
 def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
@@ -67,12 +66,11 @@ def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
     ndarray, same shape as ``scores``
         A slice with no allowed position is all zeros.
     """
-    scores = as_float(scores, "scores", allow_neg_inf=True)
-    if mask is None:
-        return softmax(scores, axis=axis)
-    mask = as_bool_mask(mask)
-    check_shape(mask, "mask", scores.shape, "the shape of scores")
-    return softmax(np.where(mask, scores, -np.inf).astype(scores.dtype), axis=axis)
+    scores, mask = check_masked_softmax_inputs(scores, mask)
+    if mask is not None:
+        blocked = scores.dtype.type(-np.inf)  # scalar, in the dtype of scores
+        scores = np.where(mask, scores, blocked)  # scores.shape
+    return softmax(scores, axis=axis)  # scores.shape
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None):
@@ -109,8 +107,8 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
         mismatch, a non-boolean or wrongly shaped mask, or NaN/inf inputs.
     """
     Q, K, V, mask = check_attention_inputs(Q, K, V, mask)
-    d_k = Q.shape[-1]
-    scores = Q @ np.swapaxes(K, -1, -2) / Q.dtype.type(np.sqrt(d_k))  # (..., n_q, n_k)
+    scale = Q.dtype.type(np.sqrt(Q.shape[-1]))  # sqrt(d_k), in Q's dtype
+    scores = Q @ np.swapaxes(K, -1, -2) / scale  # (..., n_q, n_k)
     weights = masked_softmax(scores, mask)  # (..., n_q, n_k)
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 

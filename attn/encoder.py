@@ -75,8 +75,9 @@ def ffn(x, W1, b1, W2, b2) -> np.ndarray:
     return hidden @ W2 + b2  # (..., d_model)
 
 
-def transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=None, *, gamma1=None, beta1=None,
-                              gamma2=None, beta2=None, eps: float = 1e-5) -> np.ndarray:
+def transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=None, *,
+                              gamma1=None, beta1=None, gamma2=None, beta2=None,
+                              eps: float = 1e-5) -> np.ndarray:
     r"""One post-norm Transformer encoder layer (no dropout).
 
     .. math::
@@ -106,4 +107,5 @@ def transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=None, *, gamma1=None,
     x = check_encoder_input(x, mha, MultiHeadAttention)
     attended, _ = mha.forward(x, x, x, mask)  # (..., n, d_model)
     h = layer_norm(x + attended, gamma1, beta1, eps)  # (..., n, d_model)
-    return layer_norm(h + ffn(h, W1, b1, W2, b2), gamma2, beta2, eps)  # (..., n, d_model)
+    f = ffn(h, W1, b1, W2, b2)  # (..., n, d_model)
+    return layer_norm(h + f, gamma2, beta2, eps)  # (..., n, d_model)

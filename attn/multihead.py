@@ -93,12 +93,11 @@ class MultiHeadAttention:
         self.d_model, self.num_heads, self.d_k = int(d_model), int(num_heads), d_k
         if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
             rng = np.random.default_rng(int(rng))
-        scale = 1.0 / np.sqrt(self.d_model)
-        head_shape = (self.num_heads, self.d_model, d_k)
-        self.W_q = _standard_normal(rng, head_shape) * scale  # (h, d_model, d_k)
-        self.W_k = _standard_normal(rng, head_shape) * scale  # (h, d_model, d_k)
-        self.W_v = _standard_normal(rng, head_shape) * scale  # (h, d_model, d_k)
-        self.W_o = _standard_normal(rng, (self.d_model, self.d_model)) * scale  # (d_model, d_model)
+        d, h, scale = self.d_model, self.num_heads, 1.0 / np.sqrt(self.d_model)
+        self.W_q = _standard_normal(rng, (h, d, d_k)) * scale  # (h, d_model, d_k)
+        self.W_k = _standard_normal(rng, (h, d, d_k)) * scale  # (h, d_model, d_k)
+        self.W_v = _standard_normal(rng, (h, d, d_k)) * scale  # (h, d_model, d_k)
+        self.W_o = _standard_normal(rng, (d, d)) * scale  # (d_model, d_model)
 
     @classmethod
     def from_weights(cls, W_q, W_k, W_v, W_o) -> "MultiHeadAttention":
@@ -164,7 +163,8 @@ class MultiHeadAttention:
         q = np.einsum("...nd,hdk->...hnk", Q, W_q)  # (..., h, n_q, d_k)
         k = np.einsum("...nd,hdk->...hnk", K, W_k)  # (..., h, n_k, d_k)
         v = np.einsum("...nd,hdk->...hnk", V, W_v)  # (..., h, n_k, d_k)
-        return scaled_dot_product_attention(q, k, v, mask=mask)  # (..., h, n_q, d_k), (..., h, n_q, n_k)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+        return heads, weights  # (..., h, n_q, d_k), (..., h, n_q, n_k)
 
     def concat_heads(self, heads) -> np.ndarray:
         r"""Concatenate head outputs along the feature axis: :math:`[\operatorname{head}_1; \dots]`.
@@ -180,7 +180,8 @@ class MultiHeadAttention:
         """
         heads = check_heads(heads, self.num_heads, self.d_k)  # (..., h, n_q, d_k)
         moved = np.moveaxis(heads, -3, -2)  # (..., n_q, h, d_k)
-        return moved.reshape(moved.shape[:-2] + (self.d_model,))  # (..., n_q, h * d_k) = (..., n_q, d_model)
+        merged = moved.shape[:-2] + (self.d_model,)  # d_model = h * d_k
+        return moved.reshape(merged)  # (..., n_q, d_model)
 
     def forward(self, Q, K, V, mask=None):
         r"""Project, attend per head, concatenate, project the output.
@@ -202,9 +203,10 @@ class MultiHeadAttention:
         weights : ndarray, shape (..., h, n_q, n_k)
             Attention weights of every head.
         """
-        heads, weights = self.head_outputs(Q, K, V, mask)  # (..., h, n_q, d_k), (..., h, n_q, n_k)
+        heads, weights = self.head_outputs(Q, K, V, mask)  # (..., h, n_q, d_k)
         concat = self.concat_heads(heads)  # (..., n_q, d_model)
-        output = concat @ np.asarray(self.W_o, dtype=concat.dtype)  # (..., n_q, d_model)
-        return output, weights
+        W_o = np.asarray(self.W_o, dtype=concat.dtype)  # (d_model, d_model)
+        output = concat @ W_o  # (..., n_q, d_model)
+        return output, weights  # weights: (..., h, n_q, n_k)
 
     __call__ = forward
