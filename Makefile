@@ -80,8 +80,8 @@ test: $(DEV_STAMP) sysdeps book
 	$(BIN)/python -m pytest tests -m "not site" -p no:cacheprovider
 	@$(MAKE) --no-print-directory _build/.site-passed _build/.nbval-passed
 
-_build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py
-	$(BIN)/python -m pytest tests/test_site.py -m site -p no:cacheprovider
+_build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py tests/test_lite.py
+	$(BIN)/python -m pytest tests/test_site.py tests/test_lite.py -m site -p no:cacheprovider
 	@touch $@
 
 _build/.nbval-passed: $(shell find _build/jupyter_execute -name '*.ipynb' 2>/dev/null) $(wildcard attn/*.py) \
