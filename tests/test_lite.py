@@ -10,15 +10,19 @@ serves Pyodide, its packages and attn itself). The time to the first result, col
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sys
 import threading
 import time
 from http.server import ThreadingHTTPServer
 
 import pytest
-from test_site import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX, SHOT_DIR, PagesHandler
+from test_site import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX, ROOT, SHOT_DIR, PagesHandler
 
-pytestmark = pytest.mark.site
+sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package
+from build_lite import HEAVY, KERNEL_NAME, LITE_DIR  # noqa: E402
+from export_executed import toc_pages  # noqa: E402
 
 PAGE = "book/atividade4/ex1_atencao_produto_escalar.html"
 EXPECTED_WEIGHTS = ("0.5065", "0.1863", "0.3072")  # the weights table (the site shows the same)
@@ -80,7 +84,7 @@ def _run_all(page, url: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def lite_run():
+def lite_run():  # used by the browser tests only (marked "site")
     if not (HTML_DIR / "lite" / "notebooks" / "index.html").is_file():
         pytest.fail(f"no in-browser build in {HTML_DIR / 'lite'}: run `make book`")
     from playwright.sync_api import sync_playwright
@@ -146,12 +150,14 @@ def _text(cells) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.site
 def test_the_page_button_opens_the_notebook_in_the_sites_own_app(lite_run):
     assert lite_run["label"] == "Executar no navegador"
     assert lite_run["lite_url"].startswith(lite_run["base"] + "lite/notebooks/")
     assert "path=book/atividade4/ex1_atencao_produto_escalar.ipynb" in lite_run["lite_url"]
 
 
+@pytest.mark.site
 @pytest.mark.parametrize("run", ["cold", "warm"])
 def test_every_cell_runs_in_the_browser_with_the_exercise_values(lite_run, run):
     result = lite_run[run]
@@ -162,6 +168,34 @@ def test_every_cell_runs_in_the_browser_with_the_exercise_values(lite_run, run):
     assert any("image/png" in out.get("data", {}) for c in result["cells"] for out in c["outputs"]), "no figure"
 
 
+@pytest.mark.site
 def test_no_request_leaves_the_local_server(lite_run):
     assert not lite_run["foreign"], lite_run["foreign"]
     assert not lite_run["failed"], lite_run["failed"]
+
+
+LITE = HTML_DIR / LITE_DIR
+
+
+@pytest.mark.skipif(not (LITE / "jupyter-lite.json").is_file(), reason="no in-browser build: run `make book`")
+def test_the_in_browser_build_is_self_contained_and_verified():
+    config = json.loads((LITE / "jupyter-lite.json").read_text(encoding="utf-8"))["jupyter-config-data"]
+    kernel = config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
+    assert kernel["pyodideUrl"] == "./pyodide/pyodide.js" and kernel["disablePyPIFallback"] is True
+    assert {"attn", "numpy", "matplotlib", "pandas"} <= set(kernel["loadPyodideOptions"]["packages"])
+    official = json.loads((ROOT / "node_modules" / "pyodide" / "pyodide-lock.json").read_text(encoding="utf-8"))
+    shipped = json.loads((LITE / "pyodide" / "pyodide-lock.json").read_text(encoding="utf-8"))
+    assert shipped["info"] == official["info"]
+    for name, entry in shipped["packages"].items():
+        data = (LITE / "pyodide" / entry["file_name"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == entry["sha256"], name
+        if name not in ("attn", "comm"):
+            assert entry == official["packages"][name], name
+    assert "scipy" not in shipped["packages"] and "scikit-learn" not in shipped["packages"]
+    for page in toc_pages():
+        rel = page.relative_to(ROOT).with_suffix("").as_posix()
+        notebook = json.loads((LITE / "files" / f"{rel}.ipynb").read_text(encoding="utf-8"))
+        assert notebook["metadata"]["kernelspec"] == KERNEL_NAME, rel
+        code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+        for _, replacement in HEAVY.get(rel, []):
+            assert replacement in code, rel
