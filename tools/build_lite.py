@@ -57,12 +57,12 @@ KERNEL_NAME = {"name": "python", "display_name": "Python (Pyodide)", "language":
 HEAVY = {
     "book/aula510/ex3_copia_gru": [
         (r"^cfg = CopyConfig\(\)$",
-         "cfg = CopyConfig(steps=200, eval_per_length=100)  # short variant for the browser "
+         "cfg = CopyConfig(steps=100, eval_per_length=50)  # short variant for the browser "
          "(the site's run: CopyConfig())"),
         (r"run_both\(cfg\)", "run_both(cfg, parallel=False)"),  # no processes in the browser
     ],
 }
-HEAVY_NOTE = ("**Versão curta para o navegador:** este notebook treina com 200 passos (o site usa o "
+HEAVY_NOTE = ("**Versão curta para o navegador:** este notebook treina com 100 passos (o site usa o "
               "treino completo, lento demais para o navegador), então os números e figuras diferem "
               "dos da página.")
 
