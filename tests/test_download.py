@@ -4,7 +4,7 @@ The built site's downloads (``_sources/**/*.ipynb``) start with a setup cell tha
 from the site's wheel when it is missing (tools/site_ext.py). Here one download runs in a fresh
 virtual environment with numpy, matplotlib, pandas and ipykernel (the book's pins) but without
 ``attn`` or myst-nb, in a folder outside the repository, with the site served locally (the setup
-cell's Pages URL is pointed at the local server). It must complete, and its text outputs must be
+cell's Pages URL, the one the build used, is pointed at the local server). It must complete, and its text outputs must be
 the site's (the executed notebook that nbval checks, ``_build/jupyter_execute``).
 """
 
@@ -32,7 +32,10 @@ sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package  
 from export_executed import toc_pages  # noqa: E402
 from site_ext import SETUP_TAG, WHEEL_DIR, attn_wheel_name  # noqa: E402
 
-BASEURL = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["html"]["baseurl"].rstrip("/")
+# The Pages URL this build used (derived by tools/site_ext.py, recorded next to the HTML directory).
+IDENTITY = BUILD / "site-identity.json"
+BASEURL = (json.loads(IDENTITY.read_text(encoding="utf-8"))["site_url"] if IDENTITY.is_file()
+           else yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["html"]["baseurl"]).rstrip("/")
 PAGE = "book/atividade4/ex1_atencao_produto_escalar"
 FRESH_PACKAGES = ("numpy", "matplotlib", "pandas", "ipykernel")
 
