@@ -72,7 +72,8 @@ def attention_backward(d_out, Q, K, V, weights):
 
     With :math:`S = QK^\top/\sqrt{d_k}`, :math:`A = \operatorname{softmax}(S)`, :math:`O = AV`:
 
-    .. math:: dV = A^\top dO, \quad dA = dO\, V^\top, \quad dS = A \odot (dA - \operatorname{rowsum}(A \odot dA)),
+    .. math:: dV = A^\top dO, \quad dA = dO\, V^\top,
+              \quad dS = A \odot (dA - \operatorname{rowsum}(A \odot dA)),
               \quad dQ = dS\, K / \sqrt{d_k}, \quad dK = dS^\top Q / \sqrt{d_k}
 
     Parameters
@@ -159,7 +160,8 @@ def multihead_backward(d_out, mha, Q, K, V, weights):
     for name, X, dx, W in (("W_q", Q, dq, W_q), ("W_k", K, dk, W_k), ("W_v", V, dv, W_v)):
         dx_cat = np.moveaxis(dx, -3, -2).reshape(-1, h_dk)  # (rows, h * d_k): heads side by side
         W_cat = np.moveaxis(W, 0, 1).reshape(d, h_dk)  # (d_model, h * d_k)
-        grads[name] = np.moveaxis((X.reshape(-1, d).T @ dx_cat).reshape(d, h, mha.d_k), 1, 0)  # (h, d_model, d_k)
+        dW = (X.reshape(-1, d).T @ dx_cat).reshape(d, h, mha.d_k)  # (d_model, h, d_k)
+        grads[name] = np.moveaxis(dW, 1, 0)  # (h, d_model, d_k)
         dQKV.append((dx_cat @ W_cat.T).reshape(X.shape))  # (..., n, d_model)
     return dQKV[0], dQKV[1], dQKV[2], grads
 
@@ -169,7 +171,7 @@ def layer_norm_backward(d_y, x, gamma=None, eps: float = 1e-5):
 
     With :math:`\hat x = (x - \mu)/\sqrt{\sigma^2 + \varepsilon}` and :math:`g = \gamma \odot dy`:
 
-    .. math:: dx = \frac{1}{\sqrt{\sigma^2 + \varepsilon}}\left(g - \overline{g} - \hat x\, \overline{g \odot \hat x}\right),
+    .. math:: dx = \frac{g - \overline{g} - \hat x\, \overline{g \odot \hat x}}{\sqrt{\sigma^2 + \varepsilon}}
               \quad d\gamma = \textstyle\sum dy \odot \hat x, \quad d\beta = \sum dy
 
     (bars are means over the last axis; sums over every row).
@@ -332,7 +334,8 @@ def softmax_cross_entropy(logits, targets, weight=None):
         raise ValueError(f"targets holds classes outside [0, C) with C = {C}")
     m = np.ones(targets.shape, dtype=bool) if weight is None else np.asarray(weight)
     if m.shape != targets.shape or m.dtype != bool:
-        raise ValueError(f"weight has shape {m.shape} and dtype {m.dtype}; expected bool with shape {targets.shape}")
+        raise ValueError(f"weight has shape {m.shape} and dtype {m.dtype}; "
+                         f"expected bool with shape {targets.shape}")
     dt = logits.dtype
     probs = softmax(logits)  # (..., C)
     one_hot = targets[..., None] == np.arange(C)  # (..., C)

@@ -33,7 +33,7 @@ from .seq2seq import _int_tokens, _lengths, _one_hot_scatter
 
 
 class TransformerEncoder:
-    """Token embedding + sinusoidal PE, ``num_layers`` post-norm encoder blocks, a linear read-out per position.
+    """Token embedding + sinusoidal PE, ``num_layers`` post-norm encoder blocks, a per-position read-out.
 
     Parameters
     ----------
@@ -66,7 +66,8 @@ class TransformerEncoder:
                  positional=True, scaled=True, seed=0, dtype=np.float32):
         self.V, self.C = positive_int(vocab_size, "vocab_size"), positive_int(n_classes, "n_classes")
         self.d_model, self.d_ff = positive_int(d_model, "d_model"), positive_int(d_ff, "d_ff")
-        self.num_layers, self.max_len = positive_int(num_layers, "num_layers"), positive_int(max_len, "max_len")
+        self.num_layers = positive_int(num_layers, "num_layers")
+        self.max_len = positive_int(max_len, "max_len")
         self.positional, self.scaled = bool(positional), bool(scaled)
         rng = np.random.default_rng(seed)
         d = self.d_model
@@ -124,7 +125,8 @@ class TransformerEncoder:
         tokens = _int_tokens(tokens, "tokens", self.V)
         B, n = tokens.shape
         if n > self.max_len:
-            raise ValueError(f"tokens has shape ({B}, {n}); expected (B, n) with n <= max_len = {self.max_len}")
+            raise ValueError(f"tokens has shape ({B}, {n}); "
+                             f"expected (B, n) with n <= max_len = {self.max_len}")
         key_mask = None if lengths is None else padding_mask(_lengths(lengths, "lengths", B, n), n)  # (B, n)
         attn_mask = None if key_mask is None else np.repeat(key_mask[:, None, :], n, axis=1)  # (B, n, n)
         x = self.params["emb"][tokens]  # (B, n, d_model)
