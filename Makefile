@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.dev-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
 ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit lint sysdeps clean bench copy-task mathjax
+.PHONY: book test unit lint sysdeps clean bench copy-task transformer mathjax
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -75,6 +75,9 @@ bench: $(DEV_STAMP)
 
 copy-task: $(BOOK_STAMP)
 	$(BIN)/python -m attn.copytask
+
+transformer: $(BOOK_STAMP)
+	$(BIN)/python -m attn.tasks
 
 clean:
 	rm -rf _build

@@ -100,6 +100,41 @@ def evaluate(model, cfg: TaskConfig, size: int, seed: int) -> float:
     return float((model.predict(tokens) == targets).mean())
 
 
+def pattern_scores(weights, tokens):
+    """How much each head looks at the mirror position and at equal tokens.
+
+    Parameters
+    ----------
+    weights : ndarray, shape (num_layers, B, h, n, n)
+        Attention maps (:meth:`attn.transformer.TransformerEncoder.attention_maps`).
+    tokens : ndarray of int, shape (B, n)
+
+    Returns
+    -------
+    dict of ndarray, shape (num_layers, h)
+        ``anti_diagonal``: mean weight that query ``i`` puts on key ``n - 1 - i`` (``1 / n`` for
+        uniform weights). ``equal_token``: mean total weight on the keys holding the query's own token,
+        itself included (``equal_token_uniform``, a float, for uniform weights). ``equal_token_rank``:
+        the probability that, for the same query, another key with the query's token gets more weight
+        than a key with a different token (ties count 1/2; 0.5 for any head blind to the tokens, 1 for
+        a head that always ranks equal tokens first), averaged over the queries that have both kinds.
+    """
+    n = tokens.shape[1]
+    i = np.arange(n)
+    anti = weights[..., i, n - 1 - i].mean(axis=(1, 3))  # (layers, h)
+    same = tokens[:, :, None] == tokens[:, None, :]  # (B, n, n)
+    equal = np.sum(weights * same[None, :, None], axis=-1).mean(axis=(1, 3))  # (layers, h)
+    w_pos, w_neg = weights[..., :, :, None], weights[..., :, None, :]  # keys j (equal) vs k (different)
+    wins = (w_pos > w_neg) + 0.5 * (w_pos == w_neg)  # (layers, B, h, n, n, n)
+    pairs = (same & ~np.eye(n, dtype=bool))[:, :, :, None] & ~same[:, :, None, :]  # (B, n, j, k)
+    per_query = np.sum(wins * pairs[None, :, None], axis=(-1, -2))  # (layers, B, h, n)
+    count = pairs.sum(axis=(-1, -2))  # (B, n)
+    rank = np.moveaxis(per_query / np.maximum(count[:, None], 1), 2, 1)  # (layers, h, B, n)
+    rank = rank[..., count > 0]  # (layers, h, queries with both kinds)
+    return {"anti_diagonal": anti, "equal_token": equal, "equal_token_uniform": float(same.mean()),
+            "equal_token_rank": rank.mean(axis=-1)}
+
+
 def train(cfg: TaskConfig, progress: bool = False, position: int = 0):
     """Train one model with Adam, warm-up + cosine decay and global-norm clipping.
 

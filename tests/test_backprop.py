@@ -418,3 +418,21 @@ def test_oracle_torch_whole_model_loss_with_padding(scaled):
         for name, g in ref.items():
             np.testing.assert_allclose(grads[f"{layer_idx}.{name}"], g, rtol=1e-9, atol=1e-12,
                                        err_msg=f"{layer_idx}.{name}")
+
+
+def test_pattern_scores_hand_values():
+    from attn.tasks import pattern_scores
+
+    n = 4
+    tokens = np.array([[1, 2, 1, 3]])
+    anti = np.eye(n)[::-1]  # query i attends only to n - 1 - i
+    same = (tokens[0][:, None] == tokens[0][None, :]).astype(float)
+    equal = same / same.sum(axis=1, keepdims=True)  # uniform over equal tokens (self included)
+    uniform = np.full((n, n), 1 / n)
+    weights = np.stack([anti, equal, uniform])[:, None, None]  # (3 layers, B=1, h=1, n, n)
+    s = pattern_scores(weights, tokens)
+    np.testing.assert_allclose(s["anti_diagonal"][:, 0], [1.0, 0.0, 1 / n])
+    np.testing.assert_allclose(s["equal_token"][:, 0], [0.0, 1.0, same.mean()])
+    # anti, query 0: equal key 2 (weight 0) vs different keys 1 (0, a tie: 1/2) and 3 (1, a loss: 0) -> 1/4;
+    # query 2 likewise; queries 1 and 3 have no other equal token and are left out
+    np.testing.assert_allclose(s["equal_token_rank"][:, 0], [0.25, 1.0, 0.5])
