@@ -290,7 +290,8 @@ def encoder_block_backward(d_out, cache):
     -------
     dx : ndarray, shape (..., n, d_model)
     grads : dict
-        One entry per key of :data:`BLOCK_KEYS`, shaped like the parameter.
+        One entry per key of ``BLOCK_KEYS`` (the four attention matrices, the FFN and the norms),
+        shaped like the parameter.
     """
     x, p, mha, eps = cache["x"], cache["p"], cache["mha"], cache["eps"]
     d_out = _same_shape(d_out, "d_out", cache["z2"], "the block's output")
