@@ -136,7 +136,10 @@ def multihead_backward(d_out, mha, Q, K, V, weights):
     """
     if not isinstance(mha, MultiHeadAttention):
         raise ValueError(f"mha must be a MultiHeadAttention, got {type(mha).__name__}")
-    mha._check_weights()
+    for name in ("W_q", "W_k", "W_v"):  # weights may have been reassigned by hand
+        shape = (mha.num_heads, mha.d_model, mha.d_k)
+        check_shape(np.asarray(getattr(mha, name)), name, shape, "(h, d_model, d_k)")
+    check_shape(np.asarray(mha.W_o), "W_o", (mha.d_model, mha.d_model), "(d_model, d_model)")
     Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
     weights = as_float(weights, "weights")
     check_ndim(Q, "Q", "(..., n_q, d_model) with at least 2 dimensions", 2)
