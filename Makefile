@@ -11,7 +11,7 @@ LITE_STAMP := $(VENV)/.lite-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
 ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit site nbval lint sysdeps clean bench copy-task mathjax lab lite
+.PHONY: book test unit site nbval lint sysdeps clean bench copy-task transformer mathjax lab lite
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -112,6 +112,9 @@ bench: $(DEV_STAMP)
 
 copy-task: $(BOOK_STAMP)
 	$(BIN)/python -m attn.copytask
+
+transformer: $(BOOK_STAMP)
+	$(BIN)/python -m attn.tasks
 
 clean:
 	rm -rf _build

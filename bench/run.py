@@ -1,4 +1,4 @@
-"""Entry point of `make bench`: runs every benchmark under bench/ (currently the copy task)."""
+"""Entry point of `make bench`: runs every benchmark under bench/ (the copy task, the Transformer encoder)."""
 import os
 import subprocess
 import sys
@@ -7,4 +7,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 if __name__ == "__main__":
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    sys.exit(subprocess.call([sys.executable, os.path.join(HERE, "copy_task.py"), *sys.argv[1:]], env=env))
+    codes = [subprocess.call([sys.executable, os.path.join(HERE, name), *sys.argv[1:]], env=env)
+             for name in ("copy_task.py", "transformer.py")]
+    sys.exit(max(codes))

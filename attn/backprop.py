@@ -1,0 +1,350 @@
+r"""Backward passes of the Transformer pieces, written out by hand (no autograd engine).
+
+One backward per forward of :mod:`attn.core`, :mod:`attn.multihead` and
+:mod:`attn.encoder`, plus the loss:
+
+* :func:`softmax_backward` — softmax and masked softmax;
+* :func:`attention_backward` — :func:`attn.core.scaled_dot_product_attention`;
+* :func:`multihead_backward` — :class:`attn.multihead.MultiHeadAttention` (``W_q, W_k, W_v, W_o``);
+* :func:`layer_norm_backward` — :func:`attn.encoder.layer_norm` (``γ, β``);
+* :func:`ffn_backward` — :func:`attn.encoder.ffn`;
+* :func:`encoder_block_forward` / :func:`encoder_block_backward` — the post-norm encoder block;
+* :func:`softmax_cross_entropy` — mean cross-entropy and its gradient.
+
+The forwards are never rewritten: a backward receives the forward's inputs
+and outputs and recomputes from them the few intermediates the public
+forwards do not return (the projections ``q, k, v`` of
+:meth:`~attn.multihead.MultiHeadAttention.head_outputs`, the hidden layer of
+:func:`~attn.encoder.ffn`, the row statistics of
+:func:`~attn.encoder.layer_norm`).
+
+Masks: a blocked position has attention weight exactly 0, and every gradient
+that flows through it is multiplied by that weight, so it receives exactly
+zero gradient (no ``-inf`` ever enters the backward).
+
+Shapes: ``...`` batch dimensions, ``h`` heads, ``n_q``/``n_k`` queries/keys,
+``d_k`` head width, ``d_model`` model width, ``d_ff`` FFN width, ``C`` classes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import as_float, check_dim, check_ndim, check_shape
+from .core import softmax
+from .encoder import ffn, layer_norm
+from .multihead import MultiHeadAttention
+
+
+def _same_shape(grad, grad_name, ref, ref_name):
+    """Validate an upstream gradient: a finite float array with exactly the shape of ``ref``."""
+    grad = as_float(grad, grad_name)
+    check_shape(grad, grad_name, ref.shape, f"the shape of {ref_name}")
+    return grad
+
+
+def softmax_backward(d_weights, weights, axis: int = -1) -> np.ndarray:
+    r"""Gradient through :func:`attn.core.softmax` / :func:`attn.core.masked_softmax`.
+
+    .. math:: \frac{\partial L}{\partial s_i} = w_i \left(\frac{\partial L}{\partial w_i}
+              - \sum_j w_j \frac{\partial L}{\partial w_j}\right)
+
+    Parameters
+    ----------
+    d_weights : array_like, shape (...)
+        Gradient of the loss with respect to the softmax output.
+    weights : array_like, shape (...)
+        The softmax output (masked entries are 0, so their gradient is exactly 0).
+    axis : int
+
+    Returns
+    -------
+    ndarray, same shape
+        Gradient with respect to the logits (scores).
+    """
+    weights = as_float(weights, "weights")
+    d_weights = _same_shape(d_weights, "d_weights", weights, "weights")
+    inner = np.sum(weights * d_weights, axis=axis, keepdims=True)  # (..., 1)
+    return weights * (d_weights - inner)  # (...)
+
+
+def attention_backward(d_out, Q, K, V, weights):
+    r"""Gradient through :func:`attn.core.scaled_dot_product_attention`.
+
+    With :math:`S = QK^\top/\sqrt{d_k}`, :math:`A = \operatorname{softmax}(S)`, :math:`O = AV`:
+
+    .. math:: dV = A^\top dO, \quad dA = dO\, V^\top,
+              \quad dS = A \odot (dA - \operatorname{rowsum}(A \odot dA)),
+              \quad dQ = dS\, K / \sqrt{d_k}, \quad dK = dS^\top Q / \sqrt{d_k}
+
+    Parameters
+    ----------
+    d_out : array_like, shape (..., n_q, d_v)
+        Gradient with respect to the attention output.
+    Q : array_like, shape (..., n_q, d_k)
+    K : array_like, shape (..., n_k, d_k)
+    V : array_like, shape (..., n_k, d_v)
+    weights : array_like, shape (..., n_q, n_k)
+        The weights returned by the forward (the mask is already in them).
+
+    Returns
+    -------
+    dQ : ndarray, shape (..., n_q, d_k)
+    dK : ndarray, shape (..., n_k, d_k)
+    dV : ndarray, shape (..., n_k, d_v)
+    """
+    Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
+    weights = as_float(weights, "weights")
+    check_ndim(Q, "Q", "(..., n_q, d_k) with at least 2 dimensions", 2)
+    check_shape(weights, "weights", Q.shape[:-1] + K.shape[-2:-1], "(..., n_q, n_k)", "from Q and K")
+    check_shape(V, "V", K.shape[:-1] + V.shape[-1:], "(..., n_k, d_v)", "batch and n_k from K")
+    d_out = _same_shape(d_out, "d_out", weights[..., :1] * V[..., :1, :], "(..., n_q, d_v)")
+    scale = Q.dtype.type(1.0 / np.sqrt(Q.shape[-1]))
+    dV = np.swapaxes(weights, -1, -2) @ d_out  # (..., n_k, d_v)
+    d_weights = d_out @ np.swapaxes(V, -1, -2)  # (..., n_q, n_k)
+    d_scores = weights * (d_weights - np.sum(weights * d_weights, axis=-1, keepdims=True))  # (..., n_q, n_k)
+    d_scores *= scale  # through the 1/sqrt(d_k) of the scores
+    dQ = d_scores @ K  # (..., n_q, d_k)
+    dK = np.swapaxes(d_scores, -1, -2) @ Q  # (..., n_k, d_k)
+    return dQ, dK, dV
+
+
+def multihead_backward(d_out, mha, Q, K, V, weights):
+    r"""Gradient through :meth:`attn.multihead.MultiHeadAttention.forward`.
+
+    The per-head projections ``q, k, v`` and the head outputs are recomputed
+    from the inputs and the cached ``weights`` (the forward returns only its
+    output and the weights).
+
+    Parameters
+    ----------
+    d_out : array_like, shape (..., n_q, d_model)
+        Gradient with respect to the layer's output.
+    mha : MultiHeadAttention
+        The layer, with the weights used in the forward.
+    Q : array_like, shape (..., n_q, d_model)
+    K, V : array_like, shape (..., n_k, d_model)
+    weights : array_like, shape (..., h, n_q, n_k)
+        The attention weights returned by the forward.
+
+    Returns
+    -------
+    dQ : ndarray, shape (..., n_q, d_model)
+    dK, dV : ndarray, shape (..., n_k, d_model)
+    grads : dict
+        ``W_q``, ``W_k``, ``W_v`` (h, d_model, d_k) and ``W_o`` (d_model, d_model).
+        For self-attention (Q = K = V = x) the gradient of x is ``dQ + dK + dV``.
+    """
+    if not isinstance(mha, MultiHeadAttention):
+        raise ValueError(f"mha must be a MultiHeadAttention, got {type(mha).__name__}")
+    for name in ("W_q", "W_k", "W_v"):  # weights may have been reassigned by hand
+        shape = (mha.num_heads, mha.d_model, mha.d_k)
+        check_shape(np.asarray(getattr(mha, name)), name, shape, "(h, d_model, d_k)")
+    check_shape(np.asarray(mha.W_o), "W_o", (mha.d_model, mha.d_model), "(d_model, d_model)")
+    Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
+    weights = as_float(weights, "weights")
+    check_ndim(Q, "Q", "(..., n_q, d_model) with at least 2 dimensions", 2)
+    h, d = mha.num_heads, mha.d_model
+    check_shape(weights, "weights", Q.shape[:-2] + (h, Q.shape[-2], K.shape[-2]), "(..., h, n_q, n_k)",
+                "from Q, K and mha")
+    d_out = _same_shape(d_out, "d_out", Q, "Q (..., n_q, d_model)")
+    dt = d_out.dtype
+    W_q, W_k, W_v, W_o = (np.asarray(W, dtype=dt) for W in (mha.W_q, mha.W_k, mha.W_v, mha.W_o))
+    h_dk = h * mha.d_k
+    # recomputed projections (head_outputs does not return them): (..., 1, n, d_model) @ (h, d_model, d_k)
+    q = Q[..., None, :, :] @ W_q  # (..., h, n_q, d_k)
+    k = K[..., None, :, :] @ W_k  # (..., h, n_k, d_k)
+    v = V[..., None, :, :] @ W_v  # (..., h, n_k, d_k)
+    concat = mha.concat_heads(weights @ v)  # (..., n_q, d_model)
+    grads = {"W_o": concat.reshape(-1, d).T @ d_out.reshape(-1, d)}  # (d_model, d_model)
+    d_concat = d_out @ W_o.T  # (..., n_q, d_model)
+    d_heads = np.moveaxis(d_concat.reshape(d_concat.shape[:-1] + (h, mha.d_k)), -2, -3)  # (..., h, n_q, d_k)
+    dq, dk, dv = attention_backward(d_heads, q, k, v, weights)  # (..., h, n, d_k) each
+    dQKV = []
+    for name, X, dx, W in (("W_q", Q, dq, W_q), ("W_k", K, dk, W_k), ("W_v", V, dv, W_v)):
+        dx_cat = np.moveaxis(dx, -3, -2).reshape(-1, h_dk)  # (rows, h * d_k): heads side by side
+        W_cat = np.moveaxis(W, 0, 1).reshape(d, h_dk)  # (d_model, h * d_k)
+        dW = (X.reshape(-1, d).T @ dx_cat).reshape(d, h, mha.d_k)  # (d_model, h, d_k)
+        grads[name] = np.moveaxis(dW, 1, 0)  # (h, d_model, d_k)
+        dQKV.append((dx_cat @ W_cat.T).reshape(X.shape))  # (..., n, d_model)
+    return dQKV[0], dQKV[1], dQKV[2], grads
+
+
+def layer_norm_backward(d_y, x, gamma=None, eps: float = 1e-5):
+    r"""Gradient through :func:`attn.encoder.layer_norm`.
+
+    With :math:`\hat x = (x - \mu)/\sqrt{\sigma^2 + \varepsilon}` and :math:`g = \gamma \odot dy`:
+
+    .. math:: dx = \frac{g - \overline{g} - \hat x\, \overline{g \odot \hat x}}{\sqrt{\sigma^2 + \varepsilon}}
+              \quad d\gamma = \textstyle\sum dy \odot \hat x, \quad d\beta = \sum dy
+
+    (bars are means over the last axis; sums over every row).
+
+    Parameters
+    ----------
+    d_y : array_like, shape (..., d)
+        Gradient with respect to the output.
+    x : array_like, shape (..., d)
+        The forward's input.
+    gamma : array_like, shape (d,), optional
+        Scale used in the forward (default ones).
+    eps : float
+        The forward's epsilon.
+
+    Returns
+    -------
+    dx : ndarray, shape (..., d)
+    d_gamma : ndarray, shape (d,)
+    d_beta : ndarray, shape (d,)
+    """
+    x_hat = layer_norm(x, eps=eps)  # (..., d) the forward itself, without gamma and beta
+    d_y = _same_shape(d_y, "d_y", x_hat, "x")
+    d = x_hat.shape[-1]
+    rows_dy, rows_xh = d_y.reshape(-1, d), x_hat.reshape(-1, d)  # (rows, d)
+    d_gamma, d_beta = np.sum(rows_dy * rows_xh, axis=0), rows_dy.sum(axis=0)  # (d,), (d,)
+    g = d_y if gamma is None else d_y * np.asarray(gamma, dtype=x_hat.dtype)  # (..., d)
+    x = np.asarray(x, dtype=x_hat.dtype)
+    inv_std = 1.0 / np.sqrt(np.var(x, axis=-1, keepdims=True) + x_hat.dtype.type(eps))  # (..., 1)
+    dx = inv_std * (g - g.mean(axis=-1, keepdims=True)
+                    - x_hat * np.mean(g * x_hat, axis=-1, keepdims=True))  # (..., d)
+    return dx, d_gamma, d_beta
+
+
+def ffn_backward(d_out, x, W1, b1, W2):
+    r"""Gradient through :func:`attn.encoder.ffn` (:math:`\max(0, xW_1 + b_1)W_2 + b_2`).
+
+    Parameters
+    ----------
+    d_out : array_like, shape (..., d_model)
+    x : array_like, shape (..., d_model)
+    W1 : array_like, shape (d_model, d_ff)
+    b1 : array_like, shape (d_ff,)
+    W2 : array_like, shape (d_ff, d_model)
+
+    Returns
+    -------
+    dx : ndarray, shape (..., d_model)
+    grads : dict
+        ``W1`` (d_model, d_ff), ``b1`` (d_ff,), ``W2`` (d_ff, d_model), ``b2`` (d_model,).
+    """
+    x = as_float(x, "x")
+    check_ndim(x, "x", "(..., d_model) with at least 1 dimension", 1)
+    d_out = _same_shape(d_out, "d_out", x, "x")
+    W1, b1, W2 = (np.asarray(a, dtype=x.dtype) for a in (W1, b1, W2))
+    check_dim(W1, "W1", 0, x.shape[-1], "(d_model, d_ff) with d_model from x")
+    d_model, d_ff = W1.shape
+    check_shape(W2, "W2", (d_ff, d_model), "(d_ff, d_model)", "from W1")
+    rows_x, rows_d = x.reshape(-1, d_model), d_out.reshape(-1, d_model)  # (rows, d_model)
+    pre = rows_x @ W1 + b1  # (rows, d_ff) recomputed: ffn returns only its output
+    hidden = np.maximum(pre, 0)  # (rows, d_ff)
+    d_pre = (rows_d @ W2.T) * (pre > 0)  # (rows, d_ff) through the ReLU
+    grads = {"W1": rows_x.T @ d_pre, "b1": d_pre.sum(axis=0),  # (d_model, d_ff), (d_ff,)
+             "W2": hidden.T @ rows_d, "b2": rows_d.sum(axis=0)}  # (d_ff, d_model), (d_model,)
+    return (d_pre @ W1.T).reshape(x.shape), grads  # (..., d_model)
+
+
+BLOCK_KEYS = ("W_q", "W_k", "W_v", "W_o", "W1", "b1", "W2", "b2", "gamma1", "beta1", "gamma2", "beta2")
+
+
+def encoder_block_forward(x, mha, p, mask=None, eps: float = 1e-5):
+    r"""The post-norm encoder block, composed of the public forwards, keeping what the backward needs.
+
+    .. math:: h = \operatorname{LN}_1(x + \operatorname{MHA}(x, x, x)), \qquad
+              \text{out} = \operatorname{LN}_2(h + \operatorname{FFN}(h))
+
+    Gives exactly :func:`attn.encoder.transformer_encoder_block` (tested
+    bit for bit); that function returns only the output, this one also the
+    cache for :func:`encoder_block_backward`.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., n, d_model)
+    mha : MultiHeadAttention
+        Its ``W_q, W_k, W_v, W_o`` are the block's attention weights.
+    p : dict
+        ``W1, b1, W2, b2`` (FFN) and ``gamma1, beta1, gamma2, beta2`` (layer norms).
+    mask : ndarray of bool, optional
+        Any mask :meth:`~attn.multihead.MultiHeadAttention.forward` accepts (True = may attend).
+    eps : float
+
+    Returns
+    -------
+    out : ndarray, shape (..., n, d_model)
+    cache : dict
+        ``x``, ``z1 = x + MHA(x)``, ``h``, ``z2 = h + FFN(h)`` (all (..., n, d_model)),
+        ``weights`` (..., h, n, n) and the arguments.
+    """
+    attended, weights = mha.forward(x, x, x, mask)  # (..., n, d_model), (..., h, n, n)
+    z1 = x + attended  # (..., n, d_model)
+    h = layer_norm(z1, p["gamma1"], p["beta1"], eps)  # (..., n, d_model)
+    z2 = h + ffn(h, p["W1"], p["b1"], p["W2"], p["b2"])  # (..., n, d_model)
+    out = layer_norm(z2, p["gamma2"], p["beta2"], eps)  # (..., n, d_model)
+    return out, {"x": x, "z1": z1, "h": h, "z2": z2, "weights": weights, "mha": mha, "p": p, "eps": eps}
+
+
+def encoder_block_backward(d_out, cache):
+    """Gradient through :func:`encoder_block_forward`.
+
+    Parameters
+    ----------
+    d_out : array_like, shape (..., n, d_model)
+    cache : dict from :func:`encoder_block_forward`
+
+    Returns
+    -------
+    dx : ndarray, shape (..., n, d_model)
+    grads : dict
+        One entry per key of ``BLOCK_KEYS`` (the four attention matrices, the FFN and the norms),
+        shaped like the parameter.
+    """
+    x, p, mha, eps = cache["x"], cache["p"], cache["mha"], cache["eps"]
+    d_out = _same_shape(d_out, "d_out", cache["z2"], "the block's output")
+    d_z2, g_gamma2, g_beta2 = layer_norm_backward(d_out, cache["z2"], p["gamma2"], eps)  # (..., n, d_model)
+    d_h_ffn, grads = ffn_backward(d_z2, cache["h"], p["W1"], p["b1"], p["W2"])  # (..., n, d_model)
+    d_z1, g_gamma1, g_beta1 = layer_norm_backward(d_z2 + d_h_ffn, cache["z1"], p["gamma1"], eps)
+    dQ, dK, dV, g_attn = multihead_backward(d_z1, mha, x, x, x, cache["weights"])  # (..., n, d_model) each
+    grads.update(g_attn)
+    grads.update(gamma1=g_gamma1, beta1=g_beta1, gamma2=g_gamma2, beta2=g_beta2)
+    return d_z1 + dQ + dK + dV, grads  # residual + the three uses of x
+
+
+def softmax_cross_entropy(logits, targets, weight=None):
+    r"""Mean cross-entropy of softmax predictions and its gradient with respect to the logits.
+
+    .. math:: L = -\frac{1}{\sum_i m_i}\sum_i m_i \log p_{i, y_i}, \quad
+              p_i = \operatorname{softmax}(z_i), \quad
+              \frac{\partial L}{\partial z_i} = \frac{m_i}{\sum m}\,(p_i - e_{y_i})
+
+    Parameters
+    ----------
+    logits : array_like, shape (..., C)
+    targets : array_like of int, shape (...)
+        Class indices in ``[0, C)``.
+    weight : array_like of bool, shape (...), optional
+        ``m``: False for positions that cost nothing (padding); they get exactly zero gradient.
+
+    Returns
+    -------
+    loss : float
+    d_logits : ndarray, shape (..., C)
+    """
+    logits = as_float(logits, "logits")
+    check_ndim(logits, "logits", "(..., C) with at least 1 dimension", 1)
+    targets = np.asarray(targets)
+    C = logits.shape[-1]
+    if targets.shape != logits.shape[:-1] or not np.issubdtype(targets.dtype, np.integer):
+        raise ValueError(f"targets has shape {targets.shape} and dtype {targets.dtype}; "
+                         f"expected integers with shape (...) = {logits.shape[:-1]} from logits")
+    if targets.size and (targets.min() < 0 or targets.max() >= C):
+        raise ValueError(f"targets holds classes outside [0, C) with C = {C}")
+    m = np.ones(targets.shape, dtype=bool) if weight is None else np.asarray(weight)
+    if m.shape != targets.shape or m.dtype != bool:
+        raise ValueError(f"weight has shape {m.shape} and dtype {m.dtype}; "
+                         f"expected bool with shape {targets.shape}")
+    dt = logits.dtype
+    probs = softmax(logits)  # (..., C)
+    one_hot = targets[..., None] == np.arange(C)  # (..., C)
+    p_target = np.sum(probs * one_hot, axis=-1)  # (...)
+    count = max(int(m.sum()), 1)
+    loss = float(-np.sum(np.log(p_target + np.finfo(dt).tiny) * m) / count)
+    d_logits = (probs - one_hot) * (m[..., None] / dt.type(count))  # (..., C)
+    return loss, d_logits.astype(dt, copy=False)
