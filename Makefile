@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.dev-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
 ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit lint sysdeps clean bench copy-task mathjax
+.PHONY: book test unit lint sysdeps clean bench copy-task mathjax lighthouse
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,7 @@ $(DEV_STAMP): $(BOOK_STAMP) requirements-dev.txt
 
 # MathJax 3 for the site, from npm (exact version in package-lock.json); copied into the built
 # site by tools/site_ext.py, never committed. `npm ci` recreates node_modules/, hence the stamp.
+# The same install brings the test tools axe-core (browser test) and vnu-jar (HTML validity).
 MATHJAX_STAMP := node_modules/.mathjax-installed
 $(MATHJAX_STAMP): package.json package-lock.json $(BOOK_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
@@ -41,11 +42,13 @@ book: $(BOOK_STAMP) $(MATHJAX_STAMP)
 	@echo $(ATTN_HASH) > _build/.attn-hash
 	@echo "Site built: $(CURDIR)/_build/html/index.html"
 
-# System packages the browser and workflow tests need (Debian): installed only if missing.
+# System packages the browser, HTML-validity and workflow tests need (Debian): installed only if
+# missing (Java runs the Nu Html Checker).
 sysdeps:
-	@if ! command -v chromium >/dev/null || ! command -v shellcheck >/dev/null; then \
+	@if ! command -v chromium >/dev/null || ! command -v shellcheck >/dev/null || ! command -v java >/dev/null; then \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium shellcheck >/dev/null; fi
+		$$SUDO apt-get update -qq && \
+		$$SUDO apt-get install -y -qq chromium shellcheck default-jre-headless >/dev/null; fi
 
 unit: $(DEV_STAMP)
 	$(BIN)/python -m pytest tests -q -m "not site" -p no:cacheprovider
@@ -57,8 +60,8 @@ test: $(DEV_STAMP) sysdeps book
 	$(BIN)/python -m pytest tests -m "not site" -p no:cacheprovider
 	@$(MAKE) --no-print-directory _build/.site-passed _build/.nbval-passed
 
-_build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py
-	$(BIN)/python -m pytest tests/test_site.py -m site -p no:cacheprovider
+_build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py tests/test_html_valid.py
+	$(BIN)/python -m pytest tests/test_site.py tests/test_html_valid.py -m site -p no:cacheprovider
 	@touch $@
 
 _build/.nbval-passed: $(shell find _build/jupyter_execute -name '*.ipynb' 2>/dev/null) $(wildcard attn/*.py) \
@@ -72,6 +75,11 @@ lint: $(DEV_STAMP)
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/run.py
+
+# Lighthouse 12.2.3 (mobile preset) on four pages of the built site: prints a table (bench/lighthouse.py).
+# Lighthouse comes through npx into a cache outside the repository; `make test` never installs it.
+lighthouse: $(DEV_STAMP) sysdeps
+	$(BIN)/python bench/lighthouse.py
 
 copy-task: $(BOOK_STAMP)
 	$(BIN)/python -m attn.copytask

