@@ -27,11 +27,19 @@ VNU_JAR = ROOT / "node_modules" / "vnu-jar" / "build" / "dist" / "vnu.jar"
 # pydata-sphinx-theme and sphinx-book-theme that Sphinx copies into _static/ with the theme's static
 # files; no page includes them and no reader opens them, but they are in the published tree.
 THIRD_PARTY = {
-    ("_static/webpack-macros.html", 'Non-space characters found without seeing a doctype first. Expected "<!DOCTYPE html>".'),
-    ("_static/webpack-macros.html", "Element \"head\" is missing a required instance of child element \"title\"."),
-    ("_static/webpack-macros.html", "Bad value \"{{ pathto('_static/styles/theme.css', 1) }}?digest=55c26ed414f5f8a31ebb\" for attribute \"href\" on element \"link\": Illegal character in path segment: \"{\" is not allowed."),
-    ("_static/sbt-webpack-macros.html", 'Non-space characters found without seeing a doctype first. Expected "<!DOCTYPE html>".'),
-    ("_static/sbt-webpack-macros.html", "Element \"head\" is missing a required instance of child element \"title\"."),
+    ('_static/sbt-webpack-macros.html', "Bad value “{{ pathto('_static/scripts/sphinx-book-theme.js', 1) }}” for attribute “src” on element “script”: Illegal character in path segment. “{” is not allowed."),
+    ('_static/sbt-webpack-macros.html', "Bad value “{{ pathto('_static/styles/sphinx-book-theme.css', 1) }}” for attribute “href” on element “link”: Illegal character in path segment. “{” is not allowed."),
+    ('_static/sbt-webpack-macros.html', 'Element “head” is missing a required instance of child element “title”.'),
+    ('_static/sbt-webpack-macros.html', 'Non-space characters found without seeing a doctype first. Expected “<!DOCTYPE html>”.'),
+    ('_static/webpack-macros.html', "Bad value “{{ pathto('_static/scripts/bootstrap.js', 1) }}?digest=55c26ed414f5f8a31ebb” for attribute “href” on element “link”: Illegal character in path segment. “{” is not allowed."),
+    ('_static/webpack-macros.html', "Bad value “{{ pathto('_static/scripts/bootstrap.js', 1) }}?digest=55c26ed414f5f8a31ebb” for attribute “src” on element “script”: Illegal character in path segment. “{” is not allowed."),
+    ('_static/webpack-macros.html', "Bad value “{{ pathto('_static/scripts/fontawesome.js', 1) }}?digest=55c26ed414f5f8a31ebb” for attribute “src” on element “script”: Illegal character in path segment. “{” is not allowed."),
+    ('_static/webpack-macros.html', "Bad value “{{ pathto('_static/scripts/pydata-sphinx-theme.js', 1) }}?digest=55c26ed414f5f8a31ebb” for attribute “href” on element “link”: Illegal character in path segment. “{” is not allowed."),
+    ('_static/webpack-macros.html', "Bad value “{{ pathto('_static/scripts/pydata-sphinx-theme.js', 1) }}?digest=55c26ed414f5f8a31ebb” for attribute “src” on element “script”: Illegal character in path segment. “{” is not allowed."),
+    ('_static/webpack-macros.html', "Bad value “{{ pathto('_static/styles/pydata-sphinx-theme.css', 1) }}?digest=55c26ed414f5f8a31ebb” for attribute “href” on element “link”: Illegal character in path segment. “{” is not allowed."),
+    ('_static/webpack-macros.html', "Bad value “{{ pathto('_static/styles/theme.css', 1) }}?digest=55c26ed414f5f8a31ebb” for attribute “href” on element “link”: Illegal character in path segment. “{” is not allowed."),
+    ('_static/webpack-macros.html', 'Element “head” is missing a required instance of child element “title”.'),
+    ('_static/webpack-macros.html', 'Non-space characters found without seeing a doctype first. Expected “<!DOCTYPE html>”.'),
 }
 
 
