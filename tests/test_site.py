@@ -504,7 +504,7 @@ HEAVY_SCRIPTS = ("fontawesome.js", "tex-chtml.js")
 
 def test_pages_are_light(crawl):
     heavy = {rel: [s for s in v.facts["scripts"] if any(h in s for h in HEAVY_SCRIPTS)]
-             for rel, v in crawl["visits"].items() if rel != "search.html"}
+             for rel, v in crawl["visits"].items()}
     assert not {rel: s for rel, s in heavy.items() if s}, heavy
     big = {rel: v.transfer_bytes for rel, v in crawl["visits"].items() if v.transfer_bytes > FIRST_VISIT_BYTES}
     assert not big, big

@@ -11,7 +11,7 @@ const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
 require(path.join(__dirname, "..", "node_modules", "mathjax")).init({
   loader: { load: ["input/tex-full", "output/chtml", "adaptors/liteDOM", "a11y/assistive-mml"] },
   tex: { packages: { "[-]": ["autoload", "require"] } },  // tex-full already holds every package
-  chtml: { fontURL: input.fontURL, adaptiveCSS: true },
+  chtml: { fontURL: input.fontURL, adaptiveCSS: true, scale: 1.273 },  // = the size MathJax chose in the browser (x-height of the theme's font)
   startup: { typeset: false },
 }).then((MathJax) => {
   const adaptor = MathJax.startup.adaptor;

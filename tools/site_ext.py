@@ -2,11 +2,12 @@
 
 Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the following:
 
-* **Self-contained math.** MathJax 3 comes from the npm package pinned in ``package.json`` /
-  ``package-lock.json`` (``make mathjax`` runs ``npm ci`` into ``node_modules/``, which is never
-  committed). When an HTML build starts, its ``es5/`` tree is copied to ``_static/mathjax/`` of
-  the site, and ``mathjax_path`` (relative to ``_static``) points there. It is deliberately *not* under
-  ``book/_static``: Jupyter Book would inject every ``.js`` found there into every page.
+* **Self-contained math, rendered at build time.** MathJax 3 comes from the npm package pinned in
+  ``package.json`` / ``package-lock.json`` (``make mathjax`` runs ``npm ci`` into ``node_modules/``,
+  which is never committed). It runs in Node when the build finishes (see "Published HTML" below);
+  the site gets only its web fonts, copied to ``_static/mathjax/`` when an HTML build starts
+  (deliberately *not* under ``book/_static``: Jupyter Book would inject every ``.js`` found there
+  into every page). No page loads MathJax itself.
 * **404 page under the GitHub Pages project path.** sphinx-notfound-page writes absolute links;
   their prefix is the path of ``html.baseurl`` (``/<repository>/``), so the page keeps its
   styles and navigation at any depth of a missing URL.
@@ -16,9 +17,8 @@ Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the follo
 * **Portuguese theme strings.** ``tools/locale/pt_BR/LC_MESSAGES/*.po`` fill the gaps of the
   themes' own catalogs (compiled at build time into the build directory, never committed);
   ``tools/templates/`` overrides the three theme components whose labels are hard-coded in English.
-* **Math everywhere.** MathJax is loaded on every page (the navigation shows page titles, some
-  with math), and on the search page ``tools/static/search-math.js`` typesets the result snippets
-  (it lives outside ``book/_static``, so no other page gets it).
+* **Math everywhere.** Every page's formulas are pre-rendered, the navigation's too (some page
+  titles hold math); the search page's result snippets are text taken from the pre-rendered pages.
 * **Style fixes.** ``tools/static/site.css`` (captions readable, figures kept white in dark mode,
   table cells apart); ``tools/static/site-a11y.css`` (accessibility, validity and phone-width
   fixes, described in the file).
@@ -29,8 +29,12 @@ Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the follo
 
   - *math rendered at build time*: ``tools/mathjax_prerender.js`` runs MathJax (the same npm
     package) in Node over every formula of the site, to CommonHTML with its MathML for screen
-    readers; one shared stylesheet ``_static/mathjax-prerender.css`` (only the glyphs used), and no
-    page but the search page (whose result snippets are typeset in the browser) loads MathJax;
+    readers; one shared stylesheet ``_static/mathjax-prerender.css`` (only the glyphs used); wide
+    display formulas scroll in their own box, reachable by keyboard;
+  - *no dead scripts*: Sphinx's search index and tools load only on the search page (the theme
+    loads them everywhere for a search-as-you-type the site does not enable);
+  - *figures compressed*: notebook PNGs become 256-colour palette PNGs (about a third of the bytes,
+    the same look; only opaque images);
   - *icons without the 1.45 MiB icon script*: the theme's Font Awesome CSS draws the icons; its
     fonts are replaced by subsets holding only the icons the pages use (``_static/icons/``);
   - *a Portuguese ``<meta name="description">``* on every page (its first paragraph);
@@ -49,6 +53,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import io
 import json
 import re
 import shutil
@@ -117,23 +122,19 @@ def _configure(app: Sphinx, config: Config) -> None:
 
 
 def _copy_mathjax(app: Sphinx) -> None:
+    """MathJax's web fonts (the pre-rendered math's stylesheet points to them) and its licence."""
     if app.builder.format != "html":
         return
     version = _mathjax_version()
     target = Path(app.outdir) / "_static" / STATIC_SUBDIR
     stamp = target / ".installed-version"
-    if stamp.is_file() and stamp.read_text(encoding="utf-8") == version:
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == f"{version} fonts":
         return
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(MATHJAX_PACKAGE / "es5", target)
+    shutil.copytree(MATHJAX_PACKAGE / "es5" / MATH_FONT_URL.removeprefix(f"{STATIC_SUBDIR}/"),
+                    target / MATH_FONT_URL.removeprefix(f"{STATIC_SUBDIR}/"))
     shutil.copy2(MATHJAX_PACKAGE / "LICENSE", target / "LICENSE")
-    stamp.write_text(version, encoding="utf-8")
-
-
-def _search_page_math(app: Sphinx, pagename, templatename, context, doctree) -> None:
-    """On the search page, typeset the math in result snippets (MathJax is on every page)."""
-    if pagename == "search":
-        app.add_js_file("search-math.js", loading_method="defer")
+    stamp.write_text(f"{version} fonts", encoding="utf-8")
 
 
 def _drop_unused_thebe(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -182,10 +183,7 @@ def _page_description(app: Sphinx, pagename, templatename, context, doctree) -> 
 
 
 def _drop_browser_mathjax(app: Sphinx, pagename, templatename, context, doctree) -> None:
-    """Math is rendered when the build finishes (_prerender_math); only the search page, whose
-    result snippets hold TeX, loads MathJax in the browser."""
-    if pagename == "search":
-        return
+    """Math is rendered when the build finishes (_prerender_math): no page loads MathJax."""
     context["script_files"] = [
         js for js in context.get("script_files", [])
         if f"{STATIC_SUBDIR}/" not in str(getattr(js, "filename", "") or "")
@@ -283,15 +281,18 @@ def _prerender_math(app: Sphinx, pages: dict[Path, str]) -> None:
         text = pages[path]
         for original, tag, attrs, display, tex in items:
             text = text.replace(original, f'<{tag} class="math notranslate nohighlight"{attrs}>'
-                                f"{_valid_mathjax(by_formula[(tex, display)])}</{tag}>", 1)
+                                f"{_valid_mathjax(by_formula[(tex, display)], display)}</{tag}>", 1)
         pages[path] = text
     css_path.write_text(rendered["css"], encoding="utf-8")
     memory.write_text(json.dumps(formulas, ensure_ascii=False), encoding="utf-8")
 
 
-def _valid_mathjax(markup: str) -> str:
-    """MathJax's markup minus the two attributes the HTML standard has no place for."""
+def _valid_mathjax(markup: str, display: bool) -> str:
+    """MathJax's markup minus the two attributes the HTML standard has no place for; a display
+    formula (which scrolls sideways when wider than the column) can take keyboard focus."""
     markup = markup.replace(' unselectable="on"', "")
+    if display:
+        markup = markup.replace("<mjx-container ", '<mjx-container tabindex="0" ', 1)
     return re.sub(r' data-mjx-[a-z-]+="[^"]*"', "", markup)
 
 
@@ -352,6 +353,39 @@ def _unique_ids(text: str, name: str) -> str:
     return re.sub(rf'id="{name}(?:-\d+)?"', number, text)
 
 
+SEARCH_SCRIPTS = re.compile(r'\s*<script src="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|'
+                            r'searchindex\.js)"></script>')
+
+
+def _drop_search_scripts(app: Sphinx, pages: dict[Path, str]) -> None:
+    """pydata-sphinx-theme loads the search index (80 KB) and tools on every page for its
+    search-as-you-type; with that off, only the search page (which loads its own) needs them."""
+    if app.config.html_theme_options.get("search_as_you_type"):
+        return
+    search = Path(app.outdir) / "search.html"
+    for path, text in pages.items():
+        if path != search:
+            pages[path] = SEARCH_SCRIPTS.sub("", text)
+
+
+def _compress_images(app: Sphinx) -> None:
+    """Opaque PNG figures as 256-colour palette PNGs (notebook figures: about a third of the bytes)."""
+    from PIL import Image
+
+    for path in sorted((Path(app.outdir) / "_images").glob("*.png")):
+        with Image.open(path) as image:
+            if image.mode == "P":
+                continue  # already done by an earlier build
+            rgba = image.convert("RGBA")
+        if rgba.getextrema()[3][0] < 255:
+            continue  # transparency: keep as drawn
+        buffer = io.BytesIO()
+        rgba.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
+            buffer, "PNG", optimize=True)
+        if buffer.tell() < path.stat().st_size:
+            path.write_bytes(buffer.getvalue())
+
+
 def _valid_accessible_html(text: str) -> str:
     """Fixes of HTML written by pandas, napoleon, sphinx-exercise, sphinxcontrib-bibtex and the theme."""
     text = ICON_SCRIPT.sub("", text)
@@ -407,6 +441,8 @@ def _publish_html(app: Sphinx, exception: Exception | None) -> None:
     for path, text in pages.items():
         pages[path] = _valid_accessible_html(text)
     _subset_icons(app, pages)
+    _drop_search_scripts(app, pages)
+    _compress_images(app)
     for path, text in pages.items():
         if text != before[path]:
             path.write_text(text, encoding="utf-8")
@@ -445,7 +481,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _configure, priority=400)
     app.connect("builder-inited", _copy_mathjax)
     app.connect("build-finished", _complete_sitemap, priority=400)
-    app.connect("html-page-context", _search_page_math)
     app.connect("html-page-context", _drop_unused_thebe, priority=900)
     app.connect("html-page-context", _drop_browser_mathjax, priority=900)
     app.connect("html-page-context", _page_description)
