@@ -223,6 +223,7 @@ ICON_FONTS = {  # CSS family, weight -> the theme's font file (a subset replaces
     ("Font Awesome 6 Brands", 400): "fa-brands-400",
     ("Font Awesome 6 Free", 400): "fa-regular-400",
 }
+ICON_RULE = r"((?:\.fa-[a-z0-9-]+::?before,?)+)\{content:\"\\([0-9a-f]+)\""
 ICON_SCRIPT = re.compile(r'\s*(<!-- So that users can add custom icons -->\s*)?'
                          r'<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>')
 # Icons the theme's scripts create at run time (the announcement banner's close button).
@@ -303,11 +304,18 @@ def _subset_icons(app: Sphinx, pages: dict[Path, str]) -> None:
     static = Path(app.outdir) / "_static"
     theme_css = (static / "styles" / "pydata-sphinx-theme.css").read_text(encoding="utf-8")
     codepoints = {}
-    rules = re.findall(r"((?:\.fa-[a-z0-9-]+::?before,?)+)\{content:\"\\([0-9a-f]+)\"", theme_css)
+    rules = re.findall(ICON_RULE, theme_css)
     for selectors, code in rules:
         for name in re.findall(r"\.(fa-[a-z0-9-]+):", selectors):
             codepoints.setdefault(name, int(code, 16))
-    used: dict[str, set[int]] = {name: set() for name in ICON_FONTS.values()}
+    # Icons the stylesheets draw themselves (admonition titles, toggles, external links...): any
+    # private-use character they contain, literal or escaped, outside the per-icon class rules.
+    drawn_by_css = set()
+    for css_path in [*static.glob("*.css"), *static.glob("styles/*.css")]:
+        css = re.sub(ICON_RULE, "", css_path.read_text(encoding="utf-8"))
+        drawn_by_css |= {ord(c) for c in css if 0xE000 <= ord(c) <= 0xF8FF}
+        drawn_by_css |= {int(code, 16) for code in re.findall(r'"\\([ef][0-9a-f]{3})"', css)}
+    used: dict[str, set[int]] = {name: set(drawn_by_css) for name in ICON_FONTS.values()}
     classes = [c for text in pages.values() for c in re.findall(r'class="([^"]*\bfa-[^"]*)"', text)]
     for cls in [*classes, *RUNTIME_ICONS]:
         words = cls.split()
