@@ -199,6 +199,18 @@ AXE_RUN_JS = """async () => {
       nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ') + ': ' + (n.failureSummary || '').slice(0, 200))}));
 }"""
 
+# Figures load lazily (loading="lazy"): after the first-visit sizes are taken, scroll through the page
+# so that every image loads before the DOM is read and the full-page screenshot is taken.
+LOAD_ALL_JS = """async () => {
+  for (let y = 0; y < document.documentElement.scrollHeight; y += window.innerHeight) {
+    window.scrollTo(0, y);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await Promise.all([...document.images].filter((i) => !i.complete)
+      .map((i) => new Promise((r) => { i.addEventListener('load', r); i.addEventListener('error', r); })));
+  window.scrollTo(0, 0);
+}"""
+
 SIZES_JS = """() => {
   const entries = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
   return {transfer: entries.reduce((s, e) => s + (e.transferSize || 0), 0),
@@ -270,9 +282,10 @@ def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", viewpor
                 " && document.querySelector('#search-results p.search-summary').textContent.length > 0",
                 timeout=20_000)
         page.wait_for_load_state("networkidle")
-        visit.facts = page.evaluate(FACTS_JS)
-        sizes = page.evaluate(SIZES_JS)
+        sizes = page.evaluate(SIZES_JS)  # what a first visit transfers, before any scrolling
         visit.transfer_bytes, visit.decoded_bytes, visit.requests = sizes["transfer"], sizes["decoded"], sizes["count"]
+        page.evaluate(LOAD_ALL_JS)
+        visit.facts = page.evaluate(FACTS_JS)
         if color_scheme == "light":  # axe-core checks the default (light) rendering
             page.add_script_tag(path=str(AXE_JS))
             visit.axe = page.evaluate(AXE_RUN_JS)
