@@ -20,8 +20,8 @@ Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the follo
 * **Math everywhere.** Every page's formulas are pre-rendered, the navigation's too (some page
   titles hold math); the search page's result snippets are text taken from the pre-rendered pages.
 * **Style fixes.** ``tools/static/site.css`` (captions readable, figures kept white in dark mode,
-  table cells apart); ``tools/static/site-a11y.css`` (accessibility, validity and phone-width
-  fixes, described in the file).
+  table cells apart); ``tools/static/site-a11y.css`` and ``site-a11y.js`` (accessibility, validity
+  and phone-width fixes, described in the files).
 * **Citations in Portuguese.** The reference style ``author_year_pt`` is sphinxcontrib-bibtex's
   ``author_year`` with "e" between authors ("Jain e Wallace"), selected in ``_config.yml``.
 * **Light, accessible, valid pages** (the functions under "Published HTML", run when the build
@@ -505,6 +505,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", _drop_unused_thebe, priority=900)
     app.connect("html-page-context", _drop_browser_mathjax, priority=900)
     app.connect("html-page-context", _page_description)
+    app.add_js_file("site-a11y.js", loading_method="defer")
     app.connect("build-finished", _publish_html, priority=900)  # after sphinx-external-toc's index.html
     _compile_catalogs(app)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
