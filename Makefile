@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.dev-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
 ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit lint sysdeps clean bench copy-task mathjax lighthouse
+.PHONY: book test unit site nbval lint sysdeps clean bench copy-task mathjax lighthouse
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -50,24 +50,38 @@ sysdeps:
 		$$SUDO apt-get update -qq && \
 		$$SUDO apt-get install -y -qq chromium shellcheck default-jre-headless >/dev/null; fi
 
+# The test stages. CI runs each as its own job over the build job's artifact (no second build);
+# `make test` runs them here after `make book`, STAGE_JOBS at a time (2 when the machine has 2 cores).
+STAGE_JOBS ?= $(shell [ "$$(nproc)" -ge 2 ] && echo 2 || echo 1)
+SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_html_valid.py -m site -p no:cacheprovider
+NBVAL_TEST = $(BIN)/python -m pytest _build/jupyter_execute \
+	--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+
 unit: $(DEV_STAMP)
 	$(BIN)/python -m pytest tests -q -m "not site" -p no:cacheprovider
 
-# Unit, property, oracle, notebook-hygiene and lint tests always run; the two slow stages (the
-# browser crawl of the site and nbval's re-execution of every notebook) re-run only when what they
-# check has changed, so a second `make test` with nothing changed is quick. CI starts clean: all run.
+site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-jar
+	$(SITE_TEST)
+
+nbval: $(DEV_STAMP)
+	$(NBVAL_TEST)
+
+# Unit, property, oracle, notebook-hygiene, lint, workflow and publish tests always run; the two slow
+# stages (the browser crawl of the site and nbval's re-execution of every notebook) re-run only when
+# what they check has changed, so a second `make test` with nothing changed is quick. CI starts
+# clean: all run. The three stages overlap: nbval (the longest) beside unit, then the crawl once unit
+# is done (a unit failure stops there, as before); --output-sync keeps each stage's log in one piece.
 test: $(DEV_STAMP) sysdeps book
-	$(BIN)/python -m pytest tests -m "not site" -p no:cacheprovider
-	@$(MAKE) --no-print-directory _build/.site-passed _build/.nbval-passed
+	@$(MAKE) --no-print-directory -j$(STAGE_JOBS) --output-sync=target \
+		_build/.nbval-passed unit _build/.site-passed
 
 _build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py tests/test_html_valid.py
-	$(BIN)/python -m pytest tests/test_site.py tests/test_html_valid.py -m site -p no:cacheprovider
+	$(SITE_TEST)
 	@touch $@
 
 _build/.nbval-passed: $(shell find _build/jupyter_execute -name '*.ipynb' 2>/dev/null) $(wildcard attn/*.py) \
 		tests/nbval_sanitize.cfg
-	$(BIN)/python -m pytest _build/jupyter_execute \
-		--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	$(NBVAL_TEST)
 	@touch $@
 
 lint: $(DEV_STAMP)

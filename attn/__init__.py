@@ -4,6 +4,7 @@ Every public function documents the shape of each array it takes and
 returns, validates its inputs, and raises ``ValueError`` naming the argument,
 its shape and the expected shape instead of broadcasting silently.
 """
+from . import prose
 from .classic import additive_attention, dot_attention, general_attention
 from .core import causal_mask, masked_softmax, padding_mask, scaled_dot_product_attention, softmax
 from .encoder import ffn, layer_norm, transformer_encoder_block
@@ -12,7 +13,6 @@ from .multihead import MultiHeadAttention
 from .multihead_luong import multihead_general_attention
 from .optim import Adam, clip_grad_norm, cosine_lr
 from .plotting import ascii_heatmap, heatmap, use_style
-from . import prose
 from .positional import positional_encoding, positional_frequencies
 from .self_attention import SelfAttention
 from .seq2seq import Seq2Seq

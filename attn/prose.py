@@ -1,11 +1,12 @@
 """Numbers as a Brazilian Portuguese reader expects them in prose.
 
-The site's rule (stated once on the intro page): in prose, the decimal separator is a comma and
-thousands are grouped with a dot (``0,5065``, ``1.234``, ``99,8 %``, ``4,5 × 10⁻⁵``, negative numbers with the minus sign ``−``). Code cells and
-their printed outputs keep Python's own notation (``0.5065``), since they are code.
+The site's rule (stated once on the intro page): in prose, the decimal separator is a comma,
+thousands are grouped with a dot and negative numbers take the minus sign (``0,5065``, ``1.234``,
+``99,8 %``, ``4,5 × 10⁻⁵``, ``−0,25``). Code cells and their printed outputs keep Python's own
+notation (``0.5065``), since they are code.
 
 Every number a page glues into prose goes through one of these functions, so the rule lives in one
-place; ``tests/test_notebooks.py`` checks the glued strings.
+place; ``tests/test_pages_static.py`` checks the glued strings.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The HTML directory comes from ``SITE_HTML_DIR`` (default ``_build/html``); screenshots go to
 ``screenshots/`` next to it (``_build/screenshots``), with ``site_report.json`` (pages crawled and
 bytes transferred per page). The site is served on 127.0.0.1 under the GitHub Pages project path
-taken from ``html.baseurl`` in ``_config.yml``, with GitHub Pages' behaviour for missing files
+of the URL the build used (``site-identity.json`` next to the HTML directory, tools/site_ext.py), with GitHub Pages' behaviour for missing files
 (``404.html`` with status 404) and gzip for text assets.
 
 One crawl visits every HTML page of the build (each in a fresh browser context, so sizes are cold-
@@ -27,17 +27,17 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-import yaml
 
 pytestmark = pytest.mark.site
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML_DIR = Path(os.environ.get("SITE_HTML_DIR", ROOT / "_build" / "html")).resolve()
 SHOT_DIR = HTML_DIR.parent / "screenshots"
-CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
-BASEURL = CONFIG["html"]["baseurl"].rstrip("/") + "/"
+IDENTITY_FILE = HTML_DIR.parent / "site-identity.json"
+IDENTITY = json.loads(IDENTITY_FILE.read_text(encoding="utf-8")) if IDENTITY_FILE.is_file() else {}
+BASEURL = IDENTITY.get("site_url", "/")
 PREFIX = urlsplit(BASEURL).path  # "/<repository>/"
-REPO_URL = CONFIG["repository"]["url"].rstrip("/")
+REPO_URL = IDENTITY.get("repository_url", "")
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -305,6 +305,8 @@ def crawl():
         pytest.fail(f"no built site in {HTML_DIR}: run `make book` (or set SITE_HTML_DIR)")
     if not AXE_JS.is_file():
         pytest.fail(f"axe-core is not installed in {AXE_JS.parent}: run `make mathjax` (npm ci)")
+    if not IDENTITY:
+        pytest.fail(f"no {IDENTITY_FILE} (written by tools/site_ext.py): rebuild with `make book`")
     from playwright.sync_api import sync_playwright
 
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
