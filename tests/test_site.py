@@ -180,6 +180,7 @@ FACTS_JS = r"""() => {
     lang: document.documentElement.lang,
     title: document.title,
     description: (document.querySelector('meta[name="description"]') || {}).content || '',
+    bodyFont: getComputedStyle(document.body).fontFamily,
     scripts: [...document.querySelectorAll('script[src]')].map((s) => s.getAttribute('src')),
     visibleText: visible(document.body),  // the navigation too: page titles may hold math
     mathErrors: document.querySelectorAll('mjx-merror, .MathJax_Error').length,
@@ -502,6 +503,13 @@ def test_language_and_canonical_urls(crawl):
         expected = BASEURL + ("book/intro.html" if rel == "index.html" else rel)
         if rel != "404.html" and v.facts["canonical"] != expected:
             bad[rel] = f"canonical {v.facts['canonical']!r}, expected {expected!r}"
+    assert not bad, bad
+
+
+def test_theme_stylesheet_applies(crawl):
+    """The pages link a trimmed copy of the theme's stylesheet (tools/site_ext.py): it still styles
+    them (a broken copy leaves the browser's default serif font)."""
+    bad = {v.rel: v.facts["bodyFont"] for v in _all_visits(crawl) if "sans-serif" not in v.facts["bodyFont"]}
     assert not bad, bad
 
 

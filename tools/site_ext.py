@@ -324,7 +324,7 @@ ICON_FONTS = {  # CSS family, weight -> the theme's font file (a subset replaces
     ("Font Awesome 6 Free", 400): "fa-regular-400",
 }
 THEME_CSS, THEME_CSS_TRIMMED = "pydata-sphinx-theme.css", "pydata-sphinx-theme.site.css"
-ICON_RULE = r"((?:\.fa-[a-z0-9-]+::?before,?)+)\{content:\"\\([0-9a-f]+)\""
+ICON_RULE = r"((?:\.fa-[a-z0-9-]+::?before,?)+)\{content:\"\\([0-9a-f]+)\"\}"  # a whole rule
 ICON_SCRIPT = re.compile(r'\s*(<!-- So that users can add custom icons -->\s*)?'
                          r'<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>')
 # Icons the theme's scripts create at run time (the announcement banner's close button).
