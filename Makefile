@@ -6,10 +6,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 BOOK_STAMP := $(VENV)/.book-installed
 DEV_STAMP := $(VENV)/.dev-installed
+LAB_STAMP := $(VENV)/.lab-installed
+LITE_STAMP := $(VENV)/.lite-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
 ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit site nbval lint sysdeps clean bench copy-task mathjax lighthouse
+.PHONY: book test unit site nbval lint sysdeps clean bench copy-task mathjax lab lite lighthouse
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,7 +20,7 @@ $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
-$(DEV_STAMP): $(BOOK_STAMP) requirements-dev.txt
+$(DEV_STAMP): $(LAB_STAMP) requirements-dev.txt
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	@touch $@
 
@@ -32,13 +34,34 @@ $(MATHJAX_STAMP): package.json package-lock.json $(BOOK_STAMP)
 
 mathjax: $(MATHJAX_STAMP)
 
-book: $(BOOK_STAMP) $(MATHJAX_STAMP)
+# `make lab`: JupyterLab on the book, the MyST .md pages opening as notebooks. Its pins are
+# requirements-lab.txt (the test stack includes it); binder/overrides.json, the jupytext viewer
+# setting, is the same file Binder's postBuild installs.
+$(LAB_STAMP): $(BOOK_STAMP) requirements-lab.txt binder/overrides.json
+	$(BIN)/python -m pip install --quiet -r requirements-lab.txt
+	install -D -m 644 binder/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@touch $@
+
+lab: $(LAB_STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=book $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+
+# In-browser notebooks (JupyterLite + Pyodide, all served by the site) under _build/html/lite/:
+# tools/build_lite.py, after the book build (it takes the downloadable notebooks and the attn wheel).
+$(LITE_STAMP): $(BOOK_STAMP) requirements-lite.txt
+	$(BIN)/python -m pip install --quiet -r requirements-lite.txt
+	@touch $@
+
+lite: $(LITE_STAMP) $(MATHJAX_STAMP)
+	$(BIN)/python tools/build_lite.py _build
+
+book: $(BOOK_STAMP) $(MATHJAX_STAMP) $(LITE_STAMP)
 	@mkdir -p _build
 	@if [ "$$(cat _build/.attn-hash 2>/dev/null)" != "$(ATTN_HASH)" ]; then \
 		echo "attn/ or the pins changed: clearing the execution cache and the doctrees"; \
 		rm -rf _build/.jupyter_cache _build/.doctrees; fi
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python tools/export_executed.py _build
+	$(BIN)/python tools/build_lite.py _build
 	@echo $(ATTN_HASH) > _build/.attn-hash
 	@echo "Site built: $(CURDIR)/_build/html/index.html"
 
@@ -53,7 +76,8 @@ sysdeps:
 # The test stages. CI runs each as its own job over the build job's artifact (no second build);
 # `make test` runs them here after `make book`, STAGE_JOBS at a time (2 when the machine has 2 cores).
 STAGE_JOBS ?= $(shell [ "$$(nproc)" -ge 2 ] && echo 2 || echo 1)
-SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_html_valid.py -m site -p no:cacheprovider
+SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py -m site \
+	-p no:cacheprovider
 NBVAL_TEST = $(BIN)/python -m pytest _build/jupyter_execute \
 	--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
@@ -75,7 +99,8 @@ test: $(DEV_STAMP) sysdeps book
 	@$(MAKE) --no-print-directory -j$(STAGE_JOBS) --output-sync=target \
 		_build/.nbval-passed unit _build/.site-passed
 
-_build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py tests/test_html_valid.py
+_build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py tests/test_lite.py \
+		tests/test_html_valid.py
 	$(SITE_TEST)
 	@touch $@
 

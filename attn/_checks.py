@@ -79,3 +79,285 @@ def as_bool_mask(mask, name: str = "mask") -> np.ndarray:
         )
     return arr
 
+
+
+# ---------------------------------------------------------------- one call per public function
+# Each helper below does all the validation of one function of core / multihead / encoder, so that
+# the function itself reads like its formula. The checks run in the order the messages document.
+
+
+def check_softmax_input(x) -> np.ndarray:
+    """Validate softmax logits: a real array of at least 1 dimension; ``-inf`` allowed."""
+    x = as_float(x, "x", allow_neg_inf=True)
+    if x.ndim == 0:
+        raise ValueError("x has shape () (0 dimensions); expected at least 1 dimension")
+    return x
+
+
+def check_masked_softmax_inputs(scores, mask):
+    """Validate ``masked_softmax``'s inputs: real scores (``-inf`` allowed), a mask of their exact shape."""
+    scores = as_float(scores, "scores", allow_neg_inf=True)
+    if mask is not None:
+        mask = as_bool_mask(mask)
+        check_shape(mask, "mask", scores.shape, "the shape of scores")
+    return scores, mask
+
+
+def attention_mask(mask, batch: tuple, n_q: int, n_k: int) -> np.ndarray:
+    """Validate an attention mask and return it with the full ``batch + (n_q, n_k)`` shape."""
+    mask = as_bool_mask(mask)
+    full = batch + (n_q, n_k)
+    if mask.shape == (n_q, n_k):
+        return np.broadcast_to(mask, full)  # documented: the same mask for every batch element
+    if mask.shape != full:
+        expected = f"(n_q, n_k) = {shape_str((n_q, n_k))}"
+        if batch:
+            expected += f" or (..., n_q, n_k) = {shape_str(full)}"
+        raise ValueError(f"mask has shape {shape_str(mask.shape)}; expected {expected}")
+    return mask
+
+
+def _check_qkv(Q, K, V, width: str, v_width: str):
+    """Shared Q/K/V checks: real finite arrays with at least 2 dimensions.
+
+    ``width`` and ``v_width`` name the feature axes in the messages (``d_k``/``d_v`` for plain
+    attention, ``d_model`` for multi-head attention).
+    """
+    Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
+    check_ndim(Q, "Q", f"(..., n_q, {width}) with at least 2 dimensions", 2)
+    check_ndim(K, "K", f"(..., n_k, {width}) with at least 2 dimensions", 2)
+    check_ndim(V, "V", f"(..., n_k, {v_width}) with at least 2 dimensions", 2)
+    return Q, K, V
+
+
+def _check_batch(Q, arrays):
+    batch = Q.shape[:-2]
+    for name, arr, tail in arrays:
+        if arr.shape[:-2] != batch:
+            raise ValueError(
+                f"{name} has shape {shape_str(arr.shape)}; expected (..., {tail}) with batch "
+                f"dimensions ... = {shape_str(batch)} from Q (no broadcasting)"
+            )
+    return batch
+
+
+def check_attention_inputs(Q, K, V, mask):
+    """Validate the inputs of ``scaled_dot_product_attention``.
+
+    Returns ``Q, K, V`` in their common float dtype and ``mask`` as None or a boolean array of
+    the full shape ``(..., n_q, n_k)`` (a 2-D mask is broadcast over the batch dimensions).
+    """
+    Q, K, V = _check_qkv(Q, K, V, "d_k", "d_v")
+    n_q, d_k = Q.shape[-2:]
+    n_k = K.shape[-2]
+    check_dim(K, "K", -1, d_k, f"(..., n_k, d_k) with d_k = {d_k} from Q")
+    check_dim(V, "V", -2, n_k, f"(..., n_k, d_v) with n_k = {n_k} from K")
+    batch = _check_batch(Q, (("K", K, "n_k, d_k"), ("V", V, "n_k, d_v")))
+    dtype = np.result_type(Q, K, V)
+    Q, K, V = Q.astype(dtype, copy=False), K.astype(dtype, copy=False), V.astype(dtype, copy=False)
+    return Q, K, V, (None if mask is None else attention_mask(mask, batch, n_q, n_k))
+
+
+def check_multihead_weights(W_q, W_k, W_v, W_o, h: int, d_model: int, d_k: int):
+    """Re-validate the (possibly reassigned) weights of a MultiHeadAttention layer."""
+    for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)):
+        check_shape(np.asarray(W), name, (h, d_model, d_k), "(h, d_model, d_k)")
+    check_shape(np.asarray(W_o), "W_o", (d_model, d_model), "(d_model, d_model)")
+
+
+def head_mask(mask, batch: tuple, h: int, n_q: int, n_k: int):
+    """Return a mask the core accepts for the head-batched shape ``batch + (h, n_q, n_k)``."""
+    if mask is None:
+        return None
+    mask = as_bool_mask(mask)
+    if mask.shape == (n_q, n_k):
+        return mask  # the core uses a 2-D mask for every batch element and head
+    if mask.shape == batch + (n_q, n_k):
+        return np.broadcast_to(mask[..., None, :, :], batch + (h, n_q, n_k))  # same for every head
+    if mask.shape == batch + (h, n_q, n_k):
+        return mask  # one mask per head
+    raise ValueError(
+        f"mask has shape {shape_str(mask.shape)}; expected (n_q, n_k) = {shape_str((n_q, n_k))}, "
+        f"(..., n_q, n_k) = {shape_str(batch + (n_q, n_k))} or "
+        f"(..., h, n_q, n_k) = {shape_str(batch + (h, n_q, n_k))}"
+    )
+
+
+def check_multihead_inputs(layer, Q, K, V, mask):
+    """Validate the weights of ``layer`` and the inputs of ``MultiHeadAttention.head_outputs``.
+
+    Returns ``Q, K, V`` in their common float dtype, the three projections ``W_q, W_k, W_v``
+    cast to that dtype, and a mask with a shape the core accepts for ``(..., h, n_q, n_k)``.
+    """
+    h, d, d_k = layer.num_heads, layer.d_model, layer.d_k
+    check_multihead_weights(layer.W_q, layer.W_k, layer.W_v, layer.W_o, h, d, d_k)
+    Q, K, V = _check_qkv(Q, K, V, "d_model", "d_model")
+    for name, arr, tail in (("Q", Q, "n_q"), ("K", K, "n_k"), ("V", V, "n_k")):
+        check_dim(arr, name, -1, d, f"(..., {tail}, d_model) with d_model = {d}")
+    batch, n_q, n_k = Q.shape[:-2], Q.shape[-2], K.shape[-2]
+    _check_batch(Q, (("K", K, "n_k, d_model"), ("V", V, "n_k, d_model")))
+    check_dim(V, "V", -2, n_k, f"(..., n_k, d_model) with n_k = {n_k} from K")
+    mask = head_mask(mask, batch, h, n_q, n_k)
+    dtype = np.result_type(Q, K, V)
+    Q, K, V = (a.astype(dtype, copy=False) for a in (Q, K, V))
+    W_q, W_k, W_v = (np.asarray(W, dtype=dtype) for W in (layer.W_q, layer.W_k, layer.W_v))
+    return Q, K, V, W_q, W_k, W_v, mask
+
+
+def check_heads(heads, h: int, d_k: int) -> np.ndarray:
+    """Validate per-head outputs of shape ``(..., h, n_q, d_k)`` before concatenation."""
+    heads = as_float(heads, "heads")
+    check_ndim(heads, "heads", "(..., h, n_q, d_k) with at least 3 dimensions", 3)
+    check_shape(heads, "heads", heads.shape[:-3] + (h, heads.shape[-2], d_k),
+                f"(..., h, n_q, d_k) with h = {h}, d_k = {d_k}")
+    return heads
+
+
+def check_layer_norm_inputs(x, gamma, beta, eps):
+    """Validate ``layer_norm``'s inputs; ``gamma``/``beta`` default to ones/zeros of x's dtype."""
+    x = as_float(x, "x")
+    check_ndim(x, "x", "(..., d) with at least 1 dimension", 1)
+    if not eps > 0:
+        raise ValueError(f"eps must be positive, got {eps!r}")
+    d, dtype = x.shape[-1], x.dtype
+    params = []
+    for name, value, default in (("gamma", gamma, np.ones), ("beta", beta, np.zeros)):
+        if value is None:
+            params.append(default(d, dtype=dtype))
+            continue
+        value = as_float(value, name)
+        check_shape(value, name, (d,), "(d,)", "the last dimension of x")
+        params.append(value.astype(dtype, copy=False))
+    return x, params[0], params[1], dtype.type(eps)
+
+
+def check_ffn_inputs(x, W1, b1, W2, b2):
+    """Validate ``ffn``'s inputs; the parameters are returned in x's dtype."""
+    x = as_float(x, "x")
+    check_ndim(x, "x", "(..., d_model) with at least 1 dimension", 1)
+    d_model = x.shape[-1]
+    W1 = as_float(W1, "W1")
+    check_ndim(W1, "W1", "(d_model, d_ff) with 2 dimensions", 2, 2)
+    check_dim(W1, "W1", 0, d_model, f"(d_model, d_ff) with d_model = {d_model} from x")
+    d_ff = W1.shape[1]
+    b1 = as_float(b1, "b1")
+    check_shape(b1, "b1", (d_ff,), "(d_ff,)", "d_ff from W1")
+    W2 = as_float(W2, "W2")
+    check_shape(W2, "W2", (d_ff, d_model), "(d_ff, d_model)", "d_ff from W1, d_model from x")
+    b2 = as_float(b2, "b2")
+    check_shape(b2, "b2", (d_model,), "(d_model,)", "d_model from x")
+    return (x,) + tuple(a.astype(x.dtype, copy=False) for a in (W1, b1, W2, b2))
+
+
+def check_encoder_input(x, mha, mha_type) -> np.ndarray:
+    """Validate the input of ``transformer_encoder_block`` against its attention layer ``mha``."""
+    if not isinstance(mha, mha_type):
+        raise ValueError(f"mha must be a MultiHeadAttention, got {type(mha).__name__}")
+    x = as_float(x, "x")
+    check_ndim(x, "x", "(..., n, d_model) with at least 2 dimensions", 2)
+    check_dim(x, "x", -1, mha.d_model, f"(..., n, d_model) with d_model = {mha.d_model} from mha")
+    return x
+
+
+# -- classic (Bahdanau / Luong) attention and single-head self-attention ------------------------
+# One call at the top of each public function: it validates every argument in the order the
+# function reads them and returns them ready for the math.
+
+
+def check_query_keys(query, keys):
+    """Validate a decoder ``query`` (..., d_s) and encoder ``keys`` (..., T, d_h); same float dtype."""
+    query = as_float(query, "query")
+    keys = as_float(keys, "keys")
+    check_ndim(query, "query", "(..., d_s) with at least 1 dimension", 1)
+    check_ndim(keys, "keys", "(..., T, d_h) with at least 2 dimensions", 2)
+    if keys.shape[:-2] != query.shape[:-1]:
+        raise ValueError(
+            f"keys has shape {shape_str(keys.shape)}; expected (..., T, d_h) with batch "
+            f"dimensions ... = {shape_str(query.shape[:-1])} from query (no broadcasting)"
+        )
+    if keys.shape[-2] == 0:
+        raise ValueError(
+            f"keys has shape {shape_str(keys.shape)}; expected (..., T, d_h) with T >= 1 "
+            "(at least one encoder position)"
+        )
+    dtype = np.result_type(query, keys)
+    return query.astype(dtype, copy=False), keys.astype(dtype, copy=False)
+
+
+def check_position_mask(mask, keys):
+    """Validate an optional (..., T) boolean mask over the encoder positions of ``keys``."""
+    if mask is None:
+        return None
+    mask = as_bool_mask(mask)
+    check_shape(mask, "mask", keys.shape[:-1], "(..., T)", "True = real position")
+    return mask
+
+
+def check_additive_inputs(query, keys, W_a, U_a, v_a, mask):
+    """Validate the arguments of :func:`attn.classic.additive_attention`; return them as arrays."""
+    query, keys = check_query_keys(query, keys)
+    d_s, d_h = query.shape[-1], keys.shape[-1]
+    W_a = as_float(W_a, "W_a")
+    check_ndim(W_a, "W_a", "(d_attn, d_s) with 2 dimensions", 2, 2)
+    d_attn = W_a.shape[0]
+    check_dim(W_a, "W_a", 1, d_s, f"(d_attn, d_s) with d_s = {d_s} from query")
+    U_a = as_float(U_a, "U_a")
+    check_shape(U_a, "U_a", (d_attn, d_h), "(d_attn, d_h)", "d_attn from W_a, d_h from keys")
+    v_a = as_float(v_a, "v_a")
+    check_shape(v_a, "v_a", (d_attn,), "(d_attn,)", "d_attn from W_a")
+    return query, keys, W_a, U_a, v_a, check_position_mask(mask, keys)
+
+
+def check_dot_inputs(query, keys, mask):
+    """Validate the arguments of :func:`attn.classic.dot_attention` (which needs d_s == d_h)."""
+    query, keys = check_query_keys(query, keys)
+    if query.shape[-1] != keys.shape[-1]:
+        raise ValueError(
+            f"query has shape {shape_str(query.shape)}; expected (..., d_s) with d_s = d_h = "
+            f"{keys.shape[-1]} from keys: dot attention needs d_s == d_h, "
+            "use general_attention with W of shape (d_s, d_h) instead"
+        )
+    return query, keys, check_position_mask(mask, keys)
+
+
+def check_general_inputs(query, keys, W, mask):
+    """Validate the arguments of :func:`attn.classic.general_attention`."""
+    query, keys = check_query_keys(query, keys)
+    W = as_float(W, "W")
+    check_shape(W, "W", (query.shape[-1], keys.shape[-1]), "(d_s, d_h)",
+                "d_s from query, d_h from keys")
+    return query, keys, W, check_position_mask(mask, keys)
+
+
+def check_multihead_general_inputs(query, keys, W_heads, mask):
+    """Validate the arguments of :func:`attn.multihead_luong.multihead_general_attention`."""
+    query, keys = check_query_keys(query, keys)
+    d_s, d_h = query.shape[-1], keys.shape[-1]
+    W_heads = as_float(W_heads, "W_heads")
+    check_ndim(W_heads, "W_heads", "(n_heads, d_s, d_head) with 3 dimensions", 3, 3)
+    n_heads, d_s_w, d_head = W_heads.shape
+    if n_heads == 0 or d_s_w != d_s:
+        raise ValueError(
+            f"W_heads has shape {shape_str(W_heads.shape)}; expected (n_heads, d_s, d_head) "
+            f"with n_heads >= 1 and d_s = {d_s} from query"
+        )
+    if d_h % n_heads != 0 or d_head != d_h // n_heads:
+        wanted = f"d_head = d_h / n_heads = {d_h // n_heads}" if d_h % n_heads == 0 else \
+            f"d_h = {d_h} divisible by n_heads = {n_heads}"
+        raise ValueError(
+            f"W_heads has shape {shape_str(W_heads.shape)}; expected (n_heads, d_s, d_head) with "
+            f"{wanted} (d_h from keys)"
+        )
+    return query, keys, W_heads, check_position_mask(mask, keys)
+
+
+def check_token_rows(X, d_model: int, name: str = "X") -> np.ndarray:
+    """Validate ``X`` of shape (n, d_model) or (..., n, d_model): one row per token."""
+    X = as_float(X, name)
+    check_ndim(X, name, "(n, d_model) or (..., n, d_model) with at least 2 dimensions", 2)
+    if X.shape[-1] != d_model:
+        raise ValueError(
+            f"{name} has shape {shape_str(X.shape)}; expected (..., n, d_model) with "
+            f"d_model = {d_model}"
+        )
+    return X

@@ -1,6 +1,7 @@
 r"""Classic (RNN-era) attention scores: Bahdanau additive and Luong dot / general.
 
-All three share one path: a score per encoder position, then
+All three read the same way: one call validates the inputs
+(``attn._checks``), a score per encoder position, then
 :func:`attn.core.masked_softmax`, then the weighted sum of the encoder states
 (keys and values are the same array here).
 
@@ -14,37 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, shape_str
+from ._checks import check_additive_inputs, check_dot_inputs, check_general_inputs
 from .core import masked_softmax
-
-
-def _check_query_keys(query, keys):
-    query = as_float(query, "query")
-    keys = as_float(keys, "keys")
-    check_ndim(query, "query", "(..., d_s) with at least 1 dimension", 1)
-    check_ndim(keys, "keys", "(..., T, d_h) with at least 2 dimensions", 2)
-    if keys.shape[:-2] != query.shape[:-1]:
-        raise ValueError(
-            f"keys has shape {shape_str(keys.shape)}; expected (..., T, d_h) with batch "
-            f"dimensions ... = {shape_str(query.shape[:-1])} from query (no broadcasting)"
-        )
-    if keys.shape[-2] == 0:
-        raise ValueError(
-            f"keys has shape {shape_str(keys.shape)}; expected (..., T, d_h) with T >= 1 "
-            "(at least one encoder position)"
-        )
-    dtype = np.result_type(query, keys)
-    return query.astype(dtype, copy=False), keys.astype(dtype, copy=False)
-
-
-def _weights_and_context(scores, keys, mask):
-    """Shared tail: masked softmax over T, then the weighted sum of the keys."""
-    if mask is not None:
-        mask = as_bool_mask(mask)
-        check_shape(mask, "mask", scores.shape, "(..., T)", "True = real position")
-    weights = masked_softmax(scores, mask)  # (..., T)
-    context = (weights[..., None, :] @ keys)[..., 0, :]  # (..., d_h)
-    return context, weights
 
 
 def additive_attention(query, keys, W_a, U_a, v_a, mask=None):
@@ -73,19 +45,11 @@ def additive_attention(query, keys, W_a, U_a, v_a, mask=None):
     context : ndarray, shape (..., d_h)
     weights : ndarray, shape (..., T)
     """
-    query, keys = _check_query_keys(query, keys)
-    d_s, d_h = query.shape[-1], keys.shape[-1]
-    W_a = as_float(W_a, "W_a")
-    check_ndim(W_a, "W_a", "(d_attn, d_s) with 2 dimensions", 2, 2)
-    d_attn = W_a.shape[0]
-    check_dim(W_a, "W_a", 1, d_s, f"(d_attn, d_s) with d_s = {d_s} from query")
-    U_a = as_float(U_a, "U_a")
-    check_shape(U_a, "U_a", (d_attn, d_h), "(d_attn, d_h)", "d_attn from W_a, d_h from keys")
-    v_a = as_float(v_a, "v_a")
-    check_shape(v_a, "v_a", (d_attn,), "(d_attn,)", "d_attn from W_a")
-
+    query, keys, W_a, U_a, v_a, mask = check_additive_inputs(query, keys, W_a, U_a, v_a, mask)
     scores = additive_scores(query @ W_a.T, keys @ U_a.T, v_a)  # (..., T)
-    return _weights_and_context(scores, keys, mask)
+    weights = masked_softmax(scores, mask)  # (..., T)
+    context = (weights[..., None, :] @ keys)[..., 0, :]  # (..., d_h)
+    return context, weights
 
 
 def additive_scores(query_proj, keys_proj, v_a):
@@ -130,15 +94,11 @@ def dot_attention(query, keys, mask=None):
     context : ndarray, shape (..., d_h)
     weights : ndarray, shape (..., T)
     """
-    query, keys = _check_query_keys(query, keys)
-    if query.shape[-1] != keys.shape[-1]:
-        raise ValueError(
-            f"query has shape {shape_str(query.shape)}; expected (..., d_s) with d_s = d_h = "
-            f"{keys.shape[-1]} from keys: dot attention needs d_s == d_h, "
-            "use general_attention with W of shape (d_s, d_h) instead"
-        )
+    query, keys, mask = check_dot_inputs(query, keys, mask)
     scores = (keys @ query[..., :, None])[..., 0]  # (..., T)
-    return _weights_and_context(scores, keys, mask)
+    weights = masked_softmax(scores, mask)  # (..., T)
+    context = (weights[..., None, :] @ keys)[..., 0, :]  # (..., d_h)
+    return context, weights
 
 
 def general_attention(query, keys, W, mask=None):
@@ -157,10 +117,9 @@ def general_attention(query, keys, W, mask=None):
     context : ndarray, shape (..., d_h)
     weights : ndarray, shape (..., T)
     """
-    query, keys = _check_query_keys(query, keys)
-    W = as_float(W, "W")
-    check_shape(W, "W", (query.shape[-1], keys.shape[-1]), "(d_s, d_h)",
-                "d_s from query, d_h from keys")
+    query, keys, W, mask = check_general_inputs(query, keys, W, mask)
     projected = query @ W  # (..., d_h)
     scores = (keys @ projected[..., :, None])[..., 0]  # (..., T)
-    return _weights_and_context(scores, keys, mask)
+    weights = masked_softmax(scores, mask)  # (..., T)
+    context = (weights[..., None, :] @ keys)[..., 0, :]  # (..., d_h)
+    return context, weights

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, positive_int, shape_str
+from ._checks import (
+    check_attention_inputs,
+    check_masked_softmax_inputs,
+    check_softmax_input,
+    positive_int,
+    shape_str,
+)
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:
@@ -34,14 +40,13 @@ def softmax(x, axis: int = -1) -> np.ndarray:
         entirely ``-inf`` (every position blocked) gives all zeros, never NaN.
         float32 input stays float32; integer input becomes float64.
     """
-    x = as_float(x, "x", allow_neg_inf=True)
-    if x.ndim == 0:
-        raise ValueError("x has shape () (0 dimensions); expected at least 1 dimension")
-    m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isneginf(m), 0.0, m).astype(x.dtype)  # all -inf slice: exp(-inf) = 0
-    e = np.exp(x - m)
-    total = np.sum(e, axis=axis, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    x = check_softmax_input(x)
+    m = np.max(x, axis=axis, keepdims=True)  # x.shape, 1 along axis
+    m = np.where(np.isneginf(m), 0.0, m).astype(x.dtype)  # all -inf: m = 0
+    e = np.exp(x - m)  # x.shape
+    total = np.sum(e, axis=axis, keepdims=True)  # x.shape, 1 along axis
+    weights = np.zeros_like(e)  # x.shape; stays 0 where total = 0
+    return np.divide(e, total, out=weights, where=total > 0)  # x.shape
 
 
 def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
@@ -61,26 +66,11 @@ def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
     ndarray, same shape as ``scores``
         A slice with no allowed position is all zeros.
     """
-    scores = as_float(scores, "scores", allow_neg_inf=True)
-    if mask is None:
-        return softmax(scores, axis=axis)
-    mask = as_bool_mask(mask)
-    check_shape(mask, "mask", scores.shape, "the shape of scores")
-    return softmax(np.where(mask, scores, -np.inf).astype(scores.dtype), axis=axis)
-
-
-def _attention_mask(mask, batch: tuple, n_q: int, n_k: int) -> np.ndarray:
-    """Validate an attention mask and return it with the full ``batch + (n_q, n_k)`` shape."""
-    mask = as_bool_mask(mask)
-    full = batch + (n_q, n_k)
-    if mask.shape == (n_q, n_k):
-        return np.broadcast_to(mask, full)  # documented: the same mask for every batch element
-    if mask.shape != full:
-        expected = f"(n_q, n_k) = {shape_str((n_q, n_k))}"
-        if batch:
-            expected += f" or (..., n_q, n_k) = {shape_str(full)}"
-        raise ValueError(f"mask has shape {shape_str(mask.shape)}; expected {expected}")
-    return mask
+    scores, mask = check_masked_softmax_inputs(scores, mask)
+    if mask is not None:
+        blocked = scores.dtype.type(-np.inf)  # scalar, in the dtype of scores
+        scores = np.where(mask, scores, blocked)  # scores.shape
+    return softmax(scores, axis=axis)  # scores.shape
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None):
@@ -116,29 +106,10 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
         On a wrong number of dimensions, ``d_k`` or ``n_k`` mismatch, batch
         mismatch, a non-boolean or wrongly shaped mask, or NaN/inf inputs.
     """
-    Q = as_float(Q, "Q")
-    K = as_float(K, "K")
-    V = as_float(V, "V")
-    check_ndim(Q, "Q", "(..., n_q, d_k) with at least 2 dimensions", 2)
-    check_ndim(K, "K", "(..., n_k, d_k) with at least 2 dimensions", 2)
-    check_ndim(V, "V", "(..., n_k, d_v) with at least 2 dimensions", 2)
-    n_q, d_k = Q.shape[-2:]
-    n_k = K.shape[-2]
-    check_dim(K, "K", -1, d_k, f"(..., n_k, d_k) with d_k = {d_k} from Q")
-    check_dim(V, "V", -2, n_k, f"(..., n_k, d_v) with n_k = {n_k} from K")
-    batch = Q.shape[:-2]
-    for name, arr, tail in (("K", K, "n_k, d_k"), ("V", V, "n_k, d_v")):
-        if arr.shape[:-2] != batch:
-            raise ValueError(
-                f"{name} has shape {shape_str(arr.shape)}; expected (..., {tail}) with batch "
-                f"dimensions ... = {shape_str(batch)} from Q (no broadcasting)"
-            )
-    dtype = np.result_type(Q, K, V)
-    Q, K, V = Q.astype(dtype, copy=False), K.astype(dtype, copy=False), V.astype(dtype, copy=False)
-
-    scores = Q @ np.swapaxes(K, -1, -2) / dtype.type(np.sqrt(d_k))  # (..., n_q, n_k)
-    full_mask = None if mask is None else _attention_mask(mask, batch, n_q, n_k)
-    weights = masked_softmax(scores, full_mask)  # (..., n_q, n_k)
+    Q, K, V, mask = check_attention_inputs(Q, K, V, mask)
+    scale = Q.dtype.type(np.sqrt(Q.shape[-1]))  # sqrt(d_k), in Q's dtype
+    scores = Q @ np.swapaxes(K, -1, -2) / scale  # (..., n_q, n_k)
+    weights = masked_softmax(scores, mask)  # (..., n_q, n_k)
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 
 

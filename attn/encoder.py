@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float, check_dim, check_ndim, check_shape
+from ._checks import check_encoder_input, check_ffn_inputs, check_layer_norm_inputs
 from .multihead import MultiHeadAttention
 
 
@@ -45,25 +45,11 @@ def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5) -> np.ndarray:
         Each row has mean ``beta`` and (for ``gamma = 1``) variance
         :math:`\sigma^2 / (\sigma^2 + \varepsilon)`. A constant row maps to ``beta``.
     """
-    x = as_float(x, "x")
-    check_ndim(x, "x", "(..., d) with at least 1 dimension", 1)
-    if not eps > 0:
-        raise ValueError(f"eps must be positive, got {eps!r}")
-    d = x.shape[-1]
-    dtype = x.dtype
+    x, gamma, beta, eps = check_layer_norm_inputs(x, gamma, beta, eps)
     mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
     centred = x - mean  # (..., d)
     var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
-    y = centred / np.sqrt(var + dtype.type(eps))  # (..., d)
-    if gamma is not None:
-        gamma = as_float(gamma, "gamma")
-        check_shape(gamma, "gamma", (d,), "(d,)", "the last dimension of x")
-        y = y * gamma.astype(dtype, copy=False)
-    if beta is not None:
-        beta = as_float(beta, "beta")
-        check_shape(beta, "beta", (d,), "(d,)", "the last dimension of x")
-        y = y + beta.astype(dtype, copy=False)
-    return y
+    return gamma * (centred / np.sqrt(var + eps)) + beta  # (..., d)
 
 
 def ffn(x, W1, b1, W2, b2) -> np.ndarray:
@@ -84,27 +70,14 @@ def ffn(x, W1, b1, W2, b2) -> np.ndarray:
     ndarray, shape (..., d_model)
         Applied to every position independently.
     """
-    x = as_float(x, "x")
-    check_ndim(x, "x", "(..., d_model) with at least 1 dimension", 1)
-    d_model = x.shape[-1]
-    W1 = as_float(W1, "W1")
-    check_ndim(W1, "W1", "(d_model, d_ff) with 2 dimensions", 2, 2)
-    check_dim(W1, "W1", 0, d_model, f"(d_model, d_ff) with d_model = {d_model} from x")
-    d_ff = W1.shape[1]
-    b1 = as_float(b1, "b1")
-    check_shape(b1, "b1", (d_ff,), "(d_ff,)", "d_ff from W1")
-    W2 = as_float(W2, "W2")
-    check_shape(W2, "W2", (d_ff, d_model), "(d_ff, d_model)", "d_ff from W1, d_model from x")
-    b2 = as_float(b2, "b2")
-    check_shape(b2, "b2", (d_model,), "(d_model,)", "d_model from x")
-    dtype = x.dtype
-    W1, b1, W2, b2 = (a.astype(dtype, copy=False) for a in (W1, b1, W2, b2))
-    hidden = np.maximum(x @ W1 + b1, dtype.type(0))  # (..., d_ff)
+    x, W1, b1, W2, b2 = check_ffn_inputs(x, W1, b1, W2, b2)
+    hidden = np.maximum(x @ W1 + b1, x.dtype.type(0))  # (..., d_ff)
     return hidden @ W2 + b2  # (..., d_model)
 
 
-def transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=None, *, gamma1=None, beta1=None,
-                              gamma2=None, beta2=None, eps: float = 1e-5) -> np.ndarray:
+def transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=None, *,
+                              gamma1=None, beta1=None, gamma2=None, beta2=None,
+                              eps: float = 1e-5) -> np.ndarray:
     r"""One post-norm Transformer encoder layer (no dropout).
 
     .. math::
@@ -131,11 +104,8 @@ def transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=None, *, gamma1=None,
     -------
     ndarray, shape (..., n, d_model)
     """
-    if not isinstance(mha, MultiHeadAttention):
-        raise ValueError(f"mha must be a MultiHeadAttention, got {type(mha).__name__}")
-    x = as_float(x, "x")
-    check_ndim(x, "x", "(..., n, d_model) with at least 2 dimensions", 2)
-    check_dim(x, "x", -1, mha.d_model, f"(..., n, d_model) with d_model = {mha.d_model} from mha")
+    x = check_encoder_input(x, mha, MultiHeadAttention)
     attended, _ = mha.forward(x, x, x, mask)  # (..., n, d_model)
     h = layer_norm(x + attended, gamma1, beta1, eps)  # (..., n, d_model)
-    return layer_norm(h + ffn(h, W1, b1, W2, b2), gamma2, beta2, eps)  # (..., n, d_model)
+    f = ffn(h, W1, b1, W2, b2)  # (..., n, d_model)
+    return layer_norm(h + f, gamma2, beta2, eps)  # (..., n, d_model)

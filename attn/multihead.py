@@ -17,7 +17,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, positive_int, shape_str
+from ._checks import (
+    as_float,
+    check_heads,
+    check_multihead_inputs,
+    check_ndim,
+    check_shape,
+    positive_int,
+    shape_str,
+)
 from .core import scaled_dot_product_attention
 
 
@@ -85,12 +93,11 @@ class MultiHeadAttention:
         self.d_model, self.num_heads, self.d_k = int(d_model), int(num_heads), d_k
         if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
             rng = np.random.default_rng(int(rng))
-        scale = 1.0 / np.sqrt(self.d_model)
-        head_shape = (self.num_heads, self.d_model, d_k)
-        self.W_q = _standard_normal(rng, head_shape) * scale  # (h, d_model, d_k)
-        self.W_k = _standard_normal(rng, head_shape) * scale  # (h, d_model, d_k)
-        self.W_v = _standard_normal(rng, head_shape) * scale  # (h, d_model, d_k)
-        self.W_o = _standard_normal(rng, (self.d_model, self.d_model)) * scale  # (d_model, d_model)
+        d, h, scale = self.d_model, self.num_heads, 1.0 / np.sqrt(self.d_model)
+        self.W_q = _standard_normal(rng, (h, d, d_k)) * scale  # (h, d_model, d_k)
+        self.W_k = _standard_normal(rng, (h, d, d_k)) * scale  # (h, d_model, d_k)
+        self.W_v = _standard_normal(rng, (h, d, d_k)) * scale  # (h, d_model, d_k)
+        self.W_o = _standard_normal(rng, (d, d)) * scale  # (d_model, d_model)
 
     @classmethod
     def from_weights(cls, W_q, W_k, W_v, W_o) -> "MultiHeadAttention":
@@ -129,31 +136,6 @@ class MultiHeadAttention:
     def __repr__(self) -> str:
         return f"MultiHeadAttention(d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k})"
 
-    def _check_weights(self):
-        """Weights may be reassigned by hand: re-validate them before use."""
-        h, d, d_k = self.num_heads, self.d_model, self.d_k
-        for name in ("W_q", "W_k", "W_v"):
-            check_shape(np.asarray(getattr(self, name)), name, (h, d, d_k), "(h, d_model, d_k)")
-        check_shape(np.asarray(self.W_o), "W_o", (d, d), "(d_model, d_model)")
-
-    def _head_mask(self, mask, batch: tuple, n_q: int, n_k: int):
-        """Return a mask the core accepts for the head-batched shape ``batch + (h, n_q, n_k)``."""
-        if mask is None:
-            return None
-        mask = as_bool_mask(mask)
-        h = self.num_heads
-        if mask.shape == (n_q, n_k):
-            return mask  # the core uses a 2-D mask for every batch element and head
-        if mask.shape == batch + (n_q, n_k):
-            return np.broadcast_to(mask[..., None, :, :], batch + (h, n_q, n_k))  # same for every head
-        if mask.shape == batch + (h, n_q, n_k):
-            return mask  # one mask per head
-        raise ValueError(
-            f"mask has shape {shape_str(mask.shape)}; expected (n_q, n_k) = {shape_str((n_q, n_k))}, "
-            f"(..., n_q, n_k) = {shape_str(batch + (n_q, n_k))} or "
-            f"(..., h, n_q, n_k) = {shape_str(batch + (h, n_q, n_k))}"
-        )
-
     def head_outputs(self, Q, K, V, mask=None):
         r"""Per-head attention, before concatenation and :math:`W^O`.
 
@@ -177,31 +159,12 @@ class MultiHeadAttention:
         weights : ndarray, shape (..., h, n_q, n_k)
             Attention weights of every head.
         """
-        self._check_weights()
-        Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
-        d = self.d_model
-        check_ndim(Q, "Q", "(..., n_q, d_model) with at least 2 dimensions", 2)
-        check_ndim(K, "K", "(..., n_k, d_model) with at least 2 dimensions", 2)
-        check_ndim(V, "V", "(..., n_k, d_model) with at least 2 dimensions", 2)
-        for name, arr, tail in (("Q", Q, "n_q"), ("K", K, "n_k"), ("V", V, "n_k")):
-            check_dim(arr, name, -1, d, f"(..., {tail}, d_model) with d_model = {d}")
-        batch, n_q, n_k = Q.shape[:-2], Q.shape[-2], K.shape[-2]
-        for name, arr in (("K", K), ("V", V)):
-            if arr.shape[:-2] != batch:
-                raise ValueError(
-                    f"{name} has shape {shape_str(arr.shape)}; expected (..., n_k, d_model) with batch "
-                    f"dimensions ... = {shape_str(batch)} from Q (no broadcasting)"
-                )
-        check_dim(V, "V", -2, n_k, f"(..., n_k, d_model) with n_k = {n_k} from K")
-        head_mask = self._head_mask(mask, batch, n_q, n_k)
-
-        dtype = np.result_type(Q, K, V)
-        W_q, W_k, W_v = (np.asarray(W, dtype=dtype) for W in (self.W_q, self.W_k, self.W_v))
-        # (..., n, d_model) x (h, d_model, d_k) -> (..., h, n, d_k)
-        q = np.einsum("...nd,hdk->...hnk", Q.astype(dtype, copy=False), W_q)  # (..., h, n_q, d_k)
-        k = np.einsum("...nd,hdk->...hnk", K.astype(dtype, copy=False), W_k)  # (..., h, n_k, d_k)
-        v = np.einsum("...nd,hdk->...hnk", V.astype(dtype, copy=False), W_v)  # (..., h, n_k, d_k)
-        return scaled_dot_product_attention(q, k, v, mask=head_mask)
+        Q, K, V, W_q, W_k, W_v, mask = check_multihead_inputs(self, Q, K, V, mask)
+        q = np.einsum("...nd,hdk->...hnk", Q, W_q)  # (..., h, n_q, d_k)
+        k = np.einsum("...nd,hdk->...hnk", K, W_k)  # (..., h, n_k, d_k)
+        v = np.einsum("...nd,hdk->...hnk", V, W_v)  # (..., h, n_k, d_k)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+        return heads, weights  # (..., h, n_q, d_k), (..., h, n_q, n_k)
 
     def concat_heads(self, heads) -> np.ndarray:
         r"""Concatenate head outputs along the feature axis: :math:`[\operatorname{head}_1; \dots]`.
@@ -215,13 +178,10 @@ class MultiHeadAttention:
         ndarray, shape (..., n_q, h * d_k) = (..., n_q, d_model)
             Columns ``i*d_k:(i+1)*d_k`` hold head ``i``.
         """
-        heads = as_float(heads, "heads")
-        check_ndim(heads, "heads", "(..., h, n_q, d_k) with at least 3 dimensions", 3)
-        h, n_q, d_k = heads.shape[-3:]
-        check_shape(heads, "heads", heads.shape[:-3] + (self.num_heads, n_q, self.d_k),
-                    f"(..., h, n_q, d_k) with h = {self.num_heads}, d_k = {self.d_k}")
+        heads = check_heads(heads, self.num_heads, self.d_k)  # (..., h, n_q, d_k)
         moved = np.moveaxis(heads, -3, -2)  # (..., n_q, h, d_k)
-        return moved.reshape(heads.shape[:-3] + (n_q, h * d_k))  # (..., n_q, d_model)
+        merged = moved.shape[:-2] + (self.d_model,)  # d_model = h * d_k
+        return moved.reshape(merged)  # (..., n_q, d_model)
 
     def forward(self, Q, K, V, mask=None):
         r"""Project, attend per head, concatenate, project the output.
@@ -243,8 +203,10 @@ class MultiHeadAttention:
         weights : ndarray, shape (..., h, n_q, n_k)
             Attention weights of every head.
         """
-        heads, weights = self.head_outputs(Q, K, V, mask)  # (..., h, n_q, d_k), (..., h, n_q, n_k)
+        heads, weights = self.head_outputs(Q, K, V, mask)  # (..., h, n_q, d_k)
         concat = self.concat_heads(heads)  # (..., n_q, d_model)
-        return concat @ np.asarray(self.W_o, dtype=concat.dtype), weights
+        W_o = np.asarray(self.W_o, dtype=concat.dtype)  # (d_model, d_model)
+        output = concat @ W_o  # (..., n_q, d_model)
+        return output, weights  # weights: (..., h, n_q, n_k)
 
     __call__ = forward

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float, check_ndim, shape_str
-from .classic import _check_query_keys, general_attention
+from ._checks import check_multihead_general_inputs
+from .classic import general_attention
 
 
 def multihead_general_attention(query, keys, W_heads, mask=None):
@@ -55,28 +55,12 @@ def multihead_general_attention(query, keys, W_heads, mask=None):
         ``d_head`` is not ``d_h / n_heads`` (including ``d_h`` not divisible
         by ``n_heads``).
     """
-    query, keys = _check_query_keys(query, keys)
-    d_s, d_h = query.shape[-1], keys.shape[-1]
-    W_heads = as_float(W_heads, "W_heads")
-    check_ndim(W_heads, "W_heads", "(n_heads, d_s, d_head) with 3 dimensions", 3, 3)
-    n_heads, d_s_w, d_head = W_heads.shape
-    if n_heads == 0 or d_s_w != d_s:
-        raise ValueError(
-            f"W_heads has shape {shape_str(W_heads.shape)}; expected (n_heads, d_s, d_head) "
-            f"with n_heads >= 1 and d_s = {d_s} from query"
-        )
-    if d_h % n_heads != 0 or d_head != d_h // n_heads:
-        wanted = f"d_head = d_h / n_heads = {d_h // n_heads}" if d_h % n_heads == 0 else \
-            f"d_h = {d_h} divisible by n_heads = {n_heads}"
-        raise ValueError(
-            f"W_heads has shape {shape_str(W_heads.shape)}; expected (n_heads, d_s, d_head) with "
-            f"{wanted} (d_h from keys)"
-        )
-
+    query, keys, W_heads, mask = check_multihead_general_inputs(query, keys, W_heads, mask)
+    d_head = W_heads.shape[-1]
     contexts, weights = [], []
-    for k in range(n_heads):
-        group = keys[..., k * d_head:(k + 1) * d_head]  # (..., T, d_head)
-        c_k, w_k = general_attention(query, group, W_heads[k], mask)  # (..., d_head), (..., T)
+    for k, W_k in enumerate(W_heads):  # head k: features k*d_head ... (k+1)*d_head - 1
+        h_k = keys[..., k * d_head:(k + 1) * d_head]  # (..., T, d_head)
+        c_k, alpha_k = general_attention(query, h_k, W_k, mask)  # (..., d_head), (..., T)
         contexts.append(c_k)
-        weights.append(w_k)
+        weights.append(alpha_k)
     return np.concatenate(contexts, axis=-1), np.stack(weights, axis=-2)  # (..., d_h), (..., n_heads, T)

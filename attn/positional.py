@@ -41,7 +41,8 @@ def positional_frequencies(d_model: int, base: float = 10000.0) -> np.ndarray:
     return base ** (-2.0 * pair / d_model)
 
 
-def positional_encoding(max_len: int, d_model: int, base: float = 10000.0) -> np.ndarray:
+def positional_encoding(max_len: int, d_model: int,
+                        base: float = 10000.0) -> np.ndarray:
     r"""Sinusoidal positional-encoding table.
 
     .. math:: PE_{pos, j} = \begin{cases} \sin(pos\,\omega_j) & j \text{ even} \\
@@ -64,6 +65,7 @@ def positional_encoding(max_len: int, d_model: int, base: float = 10000.0) -> np
     """
     max_len = positive_int(max_len, "max_len")
     omega = positional_frequencies(d_model, base)  # (d_model,)
-    angles = np.arange(max_len)[:, None] * omega[None, :]  # (max_len, d_model)
+    pos = np.arange(max_len)[:, None]  # (max_len, 1)
+    angles = pos * omega[None, :]  # (max_len, d_model)
     even = (np.arange(d_model) % 2 == 0)[None, :]  # (1, d_model)
-    return np.where(even, np.sin(angles), np.cos(angles))
+    return np.where(even, np.sin(angles), np.cos(angles))  # (max_len, d_model)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float, check_ndim, check_shape, positive_int, shape_str
+from ._checks import as_float, check_shape, check_token_rows, positive_int
 from .core import scaled_dot_product_attention
 
 
@@ -111,16 +111,6 @@ class SelfAttention:
         self._set_weight("W_v", value, self.d_v, "d_v")
 
     # -- computation ----------------------------------------------------------------------------
-    def _check_X(self, X) -> np.ndarray:
-        X = as_float(X, "X")
-        check_ndim(X, "X", "(n, d_model) or (..., n, d_model) with at least 2 dimensions", 2)
-        if X.shape[-1] != self.d_model:
-            raise ValueError(
-                f"X has shape {shape_str(X.shape)}; expected (..., n, d_model) with "
-                f"d_model = {self.d_model}"
-            )
-        return X
-
     def project(self, X):
         r"""Project the input into queries, keys and values.
 
@@ -137,11 +127,10 @@ class SelfAttention:
         V : ndarray, shape (..., n, d_v)
             Same float dtype as ``X`` (float32 stays float32).
         """
-        X = self._check_X(X)
-        dt = X.dtype
-        Q = X @ self._W_q.astype(dt, copy=False)  # (..., n, d_k)
-        K = X @ self._W_k.astype(dt, copy=False)  # (..., n, d_k)
-        V = X @ self._W_v.astype(dt, copy=False)  # (..., n, d_v)
+        X = check_token_rows(X, self.d_model)
+        Q = X @ self.W_q.astype(X.dtype, copy=False)  # (..., n, d_k)
+        K = X @ self.W_k.astype(X.dtype, copy=False)  # (..., n, d_k)
+        V = X @ self.W_v.astype(X.dtype, copy=False)  # (..., n, d_v)
         return Q, K, V
 
     def forward(self, X, mask=None):
@@ -172,8 +161,8 @@ class SelfAttention:
             If ``X`` is not ``(..., n, d_model)``, holds NaN/inf, or the mask
             is not boolean with a valid shape.
         """
-        Q, K, V = self.project(X)
-        return scaled_dot_product_attention(Q, K, V, mask=mask)
+        Q, K, V = self.project(X)  # (..., n, d_k), (..., n, d_k), (..., n, d_v)
+        return scaled_dot_product_attention(Q, K, V, mask=mask)  # (..., n, d_v), (..., n, n)
 
     __call__ = forward
 

@@ -171,6 +171,8 @@ FACTS_JS = r"""() => {
       .filter((h) => /_sources\/.*\.ipynb$/.test(h));
   const launch = [...document.querySelectorAll('a[href]')].map((a) => a.href)
       .filter((h) => h.startsWith('https://mybinder.org/'));
+  const runInBrowser = [...document.querySelectorAll('a.btn-run-in-browser')]
+      .map((a) => ({href: a.href, text: a.textContent.trim()}));
   const chrome = [...document.querySelectorAll('.bd-header-article, .bd-sidebar-primary, .bd-sidebar-secondary, footer, .skip-link, .prev-next-area')];
   const chromeText = chrome.map((n) => n.textContent).join(' ') + ' ' +
       chrome.flatMap((n) => [...n.querySelectorAll('[title], [aria-label], [data-bs-title], [placeholder]')])
@@ -186,7 +188,7 @@ FACTS_JS = r"""() => {
     mathErrors: document.querySelectorAll('mjx-merror, .MathJax_Error').length,
     mathRendered: document.querySelectorAll('mjx-container').length,
     mathSource: document.querySelectorAll('.math').length,
-    imgs, figures, outputs, ids, links, canonical, downloads, launch, chromeText,
+    imgs, figures, outputs, ids, links, canonical, downloads, launch, runInBrowser, chromeText,
     overflowX: document.documentElement.scrollWidth - document.documentElement.clientWidth,
     searchHits: document.querySelectorAll('#search-results ul.search li').length,
     searchSummary: (document.querySelector('#search-results p.search-summary') || {}).textContent || '',
@@ -224,7 +226,7 @@ def _site_pages() -> list[str]:
     pages = sorted(
         p.relative_to(HTML_DIR).as_posix()
         for p in HTML_DIR.rglob("*.html")
-        if not p.relative_to(HTML_DIR).parts[0].startswith(("_static", "_sources", "_images"))
+        if not p.relative_to(HTML_DIR).parts[0].startswith(("_static", "_sources", "_images", "lite"))
     )
     return pages
 
@@ -573,6 +575,11 @@ def test_notebook_pages_offer_ipynb_download_and_binder(crawl):
         elif not any(link.startswith("https://mybinder.org/v2/gh/" + REPO_URL.split("github.com/")[1])
                      for link in v.facts["launch"]):
             bad[rel] = f"no Binder link to {REPO_URL}: {v.facts['launch']}"
+        elif not any(b["text"].startswith("Executar no navegador")
+                     and b["href"].startswith(crawl["base"] + "lite/notebooks/index.html?path=")
+                     and b["href"].endswith("?path=" + str(Path(rel).with_suffix(".ipynb")))
+                     for b in v.facts["runInBrowser"]):
+            bad[rel] = f"no 'Executar no navegador' button opening this page in lite/: {v.facts['runInBrowser']}"
     assert not bad, bad
     assert any((HTML_DIR / "_sources").rglob("*.ipynb")), "no notebook page found"
 
@@ -593,4 +600,7 @@ def test_binder_environment_opens_md_as_notebooks_with_the_book_pins():
     assert "jupytext" in binder and "jupyterlab" in binder
     assert {name: v for name, v in binder.items() if book.get(name, v) != v} == {}
     post_build = (ROOT / "binder" / "postBuild").read_text(encoding="utf-8")
-    assert '"markdown": "Jupytext Notebook"' in post_build and "pip install --no-deps -e ." in post_build
+    assert "cp binder/overrides.json" in post_build and "pip install --no-deps -e ." in post_build
+    viewers = json.loads((ROOT / "binder" / "overrides.json").read_text(encoding="utf-8"))
+    assert viewers["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]["markdown"] == "Jupytext Notebook"
+    assert "binder/overrides.json" in (ROOT / "Makefile").read_text(encoding="utf-8")  # `make lab` uses it too

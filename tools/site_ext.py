@@ -44,6 +44,15 @@ Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the follo
     ``id="exercise-content"`` per page, citation list items with ``role="listitem"``, icons hidden
     from screen readers, the primary sidebar a labelled landmark, and a complete ``index.html``
     redirect page (``lang``, ``<title>``, canonical URL).
+* **Downloads that run anywhere.** When an HTML build finishes, ``attn`` is built as a wheel into
+  ``wheels/`` of the site, and every downloadable notebook (``_sources/**/*.ipynb``) gets a first
+  setup cell: it installs that wheel from the site's URL (``html_baseurl``) when ``attn`` is missing
+  and stands in for myst-nb's ``glue()`` when myst-nb is missing; otherwise it does nothing. The
+  rendered pages never show it (the pages are not edited; only the downloads get the cell).
+* **Run in the browser.** Every notebook page gets an "Executar no navegador" button in its header
+  (next to the download and Binder menus): it opens the page's notebook in the site's own JupyterLite
+  app (``lite/``, built by ``tools/build_lite.py``), where it runs on Pyodide with nothing fetched
+  from elsewhere. Pages with a short in-browser variant (``build_lite.HEAVY``) say so on the button.
 * **No dead third-party code.** With Thebe off (``launch_buttons.thebe``), sphinx-thebe's scripts
   (which name an unpkg.com URL and were injected twice) are dropped from the pages.
 
@@ -68,6 +77,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import tomllib
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -218,7 +229,10 @@ def _configure(app: Sphinx, config: Config) -> None:
     if config.html_theme_options.get("search_bar_text") in (None, "Search this book..."):
         config.html_theme_options["search_bar_text"] = "Buscar neste livro..."
     config.sitemap_url_scheme = "{link}"
-    config.sitemap_excludes = ["404.html", "search.html", "genindex.html", "py-modindex.html"]
+    # _modules/index.html: the [source] index of sphinx.ext.viewcode (the API page links the sources)
+    config.sitemap_excludes = [
+        "404.html", "search.html", "genindex.html", "py-modindex.html", "_modules/index.html",
+    ]
 
 
 def _copy_mathjax(app: Sphinx) -> None:
@@ -334,8 +348,8 @@ RUNTIME_ICONS = {"fa-solid fa-xmark"}
 def _content_pages(outdir: Path) -> list[Path]:
     return sorted(
         p for p in outdir.rglob("*.html")
-        if not p.relative_to(outdir).parts[0].startswith(("_static", "_sources", "_images"))
-    )
+        if not p.relative_to(outdir).parts[0].startswith(("_static", "_sources", "_images", "lite"))
+    )  # lite/: the JupyterLite app (tools/build_lite.py), not pages of the book
 
 
 def _node() -> str:
@@ -568,6 +582,114 @@ def _publish_html(app: Sphinx, exception: Exception | None) -> None:
             path.write_text(text, encoding="utf-8")
 
 
+# --------------------------------------------------------------------------- downloads that run anywhere
+
+ROOT = TOOLS.parent
+WHEEL_DIR = "wheels"  # under the site's root
+SETUP_TAG = "attn-setup"  # marks the injected cell (tests and the in-browser build find it by this tag)
+SETUP_CELL = """\
+# Setup, for running this notebook outside the course repository: installs the course package
+# `attn` from the course site if it is missing; if myst-nb is missing, stands in for its glue()
+# (which hands numbers and figures to the site's text) by showing the glued figures here.
+# Where both are installed it does nothing.
+import importlib
+import importlib.util
+import subprocess
+import sys
+import types
+
+if importlib.util.find_spec("attn") is None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "{wheel_url}"], check=True)
+    importlib.invalidate_caches()
+if importlib.util.find_spec("myst_nb") is None:
+    from IPython.display import display as _display
+    sys.modules["myst_nb"] = types.ModuleType("myst_nb")
+    sys.modules["myst_nb"].glue = lambda name, value, display=True: (
+        _display(value) if display or hasattr(value, "savefig") else None)
+"""
+
+
+def attn_wheel_name() -> str:
+    """File name of the wheel of ``attn`` that the site serves (version from pyproject.toml)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return f"{project['name']}-{project['version']}-py3-none-any.whl"
+
+
+def build_attn_wheel(target_dir: Path) -> Path:
+    """Build ``attn`` as a wheel into ``target_dir``, from a copy of the sources (no build/ left behind)."""
+    target_dir.mkdir(parents=True, exist_ok=True)
+    for old in target_dir.glob("attn-*.whl"):
+        old.unlink()
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        shutil.copytree(ROOT / "attn", src / "attn", ignore=shutil.ignore_patterns("__pycache__"))
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(ROOT / name, src / name)
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+             "--wheel-dir", str(target_dir), str(src)],
+            capture_output=True, text=True, env={**os.environ, "SOURCE_DATE_EPOCH": "315532800"})
+    if result.returncode:
+        raise RuntimeError(f"building the attn wheel failed:\n{result.stderr}")
+    wheel = target_dir / attn_wheel_name()
+    if not wheel.is_file():
+        raise RuntimeError(f"building attn did not produce {wheel.name}: {sorted(target_dir.iterdir())}")
+    return wheel
+
+
+def setup_cell(wheel_url: str) -> dict:
+    return {"cell_type": "code", "execution_count": None, "id": SETUP_TAG, "outputs": [],
+            "metadata": {"tags": [SETUP_TAG, "remove-cell"]},
+            "source": SETUP_CELL.format(wheel_url=wheel_url).splitlines(keepends=True)}
+
+
+def add_setup_cell(notebook: dict, wheel_url: str) -> dict:
+    """Put the setup cell first (replacing an earlier copy of it)."""
+    cells = [c for c in notebook["cells"] if SETUP_TAG not in c.get("metadata", {}).get("tags", [])]
+    notebook["cells"] = [setup_cell(wheel_url), *cells]
+    notebook["nbformat_minor"] = max(notebook.get("nbformat_minor", 0), 5)  # cell ids
+    return notebook
+
+
+def _runnable_downloads(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    if not app.config.html_baseurl:
+        raise ConfigError("html.baseurl in _config.yml is needed: the downloads install attn from it")
+    outdir = Path(app.outdir)
+    wheel = build_attn_wheel(outdir / WHEEL_DIR)
+    wheel_url = app.config.html_baseurl.rstrip("/") + f"/{WHEEL_DIR}/{wheel.name}"
+    for path in sorted((outdir / "_sources").rglob("*.ipynb")):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        text = json.dumps(add_setup_cell(notebook, wheel_url), ensure_ascii=False, indent=1) + "\n"
+        if path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- run in the browser
+
+RUN_LABEL = "Executar no navegador"
+RUN_TOOLTIP = "Abrir este notebook no JupyterLite do site e executá-lo no navegador (Python via Pyodide)"
+RUN_SHORT_SUFFIX = " (versão curta)"
+RUN_SHORT_TOOLTIP = ("O treino desta página é pesado demais para o navegador: abre uma versão curta "
+                     "(menos passos), cujos números diferem dos da página")
+
+
+def _run_in_browser_button(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    if app.builder.format != "html" or "kernelspec" not in app.env.metadata.get(pagename, {}):
+        return
+    from build_lite import HEAVY, LITE_DIR  # tools/ is on sys.path (local_extensions); imports this module
+
+    url = context["pathto"](f"{LITE_DIR}/notebooks/index.html", 1) + f"?path={pagename}.ipynb"
+    short = pagename in HEAVY
+    button = {"type": "link", "text": RUN_LABEL + (RUN_SHORT_SUFFIX if short else ""),
+              "tooltip": RUN_SHORT_TOOLTIP if short else RUN_TOOLTIP, "icon": "fa-solid fa-play",
+              "url": url, "label": "run-in-browser"}
+    buttons = context.setdefault("header_buttons", [])
+    groups = [i for i, b in enumerate(buttons) if b.get("label") == "launch-buttons"]
+    buttons.insert(groups[0] if groups else len(buttons), button)
+
+
 def _compile_catalogs(app: Sphinx) -> None:
     """Compile tools/locale/*/LC_MESSAGES/*.po into the build dir and register them as fallbacks."""
     target = Path(app.doctreedir).parent / "site-locale"
@@ -605,9 +727,11 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", _record_identity)
     app.connect("builder-inited", _copy_mathjax)
     app.connect("build-finished", _complete_sitemap, priority=400)
+    app.connect("build-finished", _runnable_downloads)
     app.connect("html-page-context", _drop_unused_thebe, priority=900)
     app.connect("html-page-context", _drop_browser_mathjax, priority=900)
     app.connect("html-page-context", _page_description)
+    app.connect("html-page-context", _run_in_browser_button, priority=510)  # after the theme's buttons
     app.add_js_file("site-a11y.js", loading_method="defer")
     app.connect("build-finished", _publish_html, priority=900)  # after sphinx-external-toc's index.html
     _compile_catalogs(app)

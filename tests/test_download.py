@@ -1,0 +1,154 @@
+"""A notebook downloaded from the site runs on its own, outside this repository.
+
+The built site's downloads (``_sources/**/*.ipynb``) start with a setup cell that installs ``attn``
+from the site's wheel when it is missing (tools/site_ext.py). Here one download runs in a fresh
+virtual environment with numpy, matplotlib, pandas and ipykernel (the book's pins) but without
+``attn`` or myst-nb, in a folder outside the repository, with the site served locally (the setup
+cell's Pages URL, the one the build used, is pointed at the local server). It must complete, and its text outputs must be
+the site's (the executed notebook that nbval checks, ``_build/jupyter_execute``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+import threading
+import venv
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "_build"
+HTML_DIR = BUILD / "html"
+sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package  # noqa: E402
+from export_executed import toc_pages  # noqa: E402
+from site_ext import SETUP_TAG, WHEEL_DIR, attn_wheel_name  # noqa: E402
+
+# The Pages URL this build used (derived by tools/site_ext.py, recorded next to the HTML directory).
+IDENTITY = BUILD / "site-identity.json"
+BASEURL = (json.loads(IDENTITY.read_text(encoding="utf-8"))["site_url"] if IDENTITY.is_file()
+           else yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["html"]["baseurl"]).rstrip("/")
+PAGE = "book/atividade4/ex1_atencao_produto_escalar"
+FRESH_PACKAGES = ("numpy", "matplotlib", "pandas", "ipykernel")
+
+pytestmark = pytest.mark.skipif(not (HTML_DIR / "_sources").is_dir(), reason="no built site: run `make book`")
+
+
+def _pins() -> list[str]:
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if "==" in line:
+            pins[line.split("==")[0].lower()] = line
+    return [pins[name] for name in FRESH_PACKAGES]
+
+
+def _download(page: str) -> Path:
+    return HTML_DIR / "_sources" / f"{page}.ipynb"
+
+
+def test_every_download_starts_with_the_setup_cell():
+    wheel_url = f"{BASEURL}/{WHEEL_DIR}/{attn_wheel_name()}"
+    assert (HTML_DIR / WHEEL_DIR / attn_wheel_name()).is_file()
+    pages = [p.relative_to(ROOT).with_suffix("").as_posix() for p in toc_pages()]
+    assert PAGE in pages
+    for page in pages:
+        nb = nbformat.read(_download(page), as_version=4)
+        nbformat.validate(nb)
+        first = nb.cells[0]
+        assert SETUP_TAG in first.metadata.get("tags", []), page
+        assert wheel_url in first.source, page
+        assert sum(SETUP_TAG in c.metadata.get("tags", []) for c in nb.cells) == 1, page
+
+
+def test_the_setup_cell_is_not_on_the_rendered_page():
+    html = (HTML_DIR / f"{PAGE}.html").read_text(encoding="utf-8")
+    assert attn_wheel_name() not in html and "find_spec" not in html
+
+
+@pytest.fixture(scope="module")
+def fresh_python(tmp_path_factory) -> Path:
+    env_dir = tmp_path_factory.mktemp("fresh") / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "-c", str(ROOT / "constraints.txt"), *_pins()], check=True)
+    probe = subprocess.run([str(python), "-c", "import attn"], cwd=env_dir, capture_output=True)
+    assert probe.returncode != 0, "attn must not be importable in the fresh environment"
+    return python
+
+
+@pytest.fixture(scope="module")
+def local_site(tmp_path_factory) -> str:
+    """The built site served under the Pages project path, as the setup cell will fetch it."""
+    served = tmp_path_factory.mktemp("served")
+    prefix = urlsplit(BASEURL).path.strip("/")
+    (served / prefix).parent.mkdir(parents=True, exist_ok=True)
+    (served / prefix).symlink_to(HTML_DIR, target_is_directory=True)
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(served)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/{prefix}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _text_outputs(cell) -> list[str]:
+    texts = []
+    for out in cell.get("outputs", []):
+        if out["output_type"] == "stream":
+            texts.append(out["text"])
+        elif out["output_type"] in ("execute_result", "display_data") and "text/plain" in out["data"]:
+            if "image/png" not in out["data"]:  # a figure's repr names its size only
+                texts.append(out["data"]["text/plain"])
+    return texts
+
+
+def test_a_download_runs_in_a_fresh_environment_without_attn(fresh_python, local_site, tmp_path):
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(_download(PAGE), as_version=4)
+    nb.cells[0].source = nb.cells[0].source.replace(BASEURL, local_site)
+    spec_dir = tmp_path / "kernels" / "fresh"
+    spec_dir.mkdir(parents=True)
+    (spec_dir / "kernel.json").write_text(json.dumps({
+        "argv": [str(fresh_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "fresh", "language": "python"}), encoding="utf-8")
+    workdir = tmp_path / "elsewhere"  # no attn/ folder next to the notebook
+    workdir.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    km = KernelManager(kernel_name="fresh", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec_dir.parent)]))
+    client = NotebookClient(nb, km=km, timeout=600, resources={"metadata": {"path": str(workdir)}})
+    client.km.start_kernel(cwd=str(workdir), env=env)
+    client.execute()  # raises CellExecutionError on the first failing cell
+    installed = subprocess.run([str(fresh_python), "-m", "pip", "show", "attn"], capture_output=True, text=True)
+    assert installed.returncode == 0, "the setup cell did not install attn"
+
+    site = nbformat.read(BUILD / "jupyter_execute" / f"{PAGE}.ipynb", as_version=4)
+    ran = [c for c in nb.cells[1:] if c.cell_type == "code"]
+    expected = [c for c in site.cells if c.cell_type == "code"]
+    assert [c.source for c in ran] == [c.source for c in expected]
+    compared = 0
+    for mine, theirs in zip(ran, expected, strict=True):
+        if "nbval-ignore-output" in theirs.metadata.get("tags", []):
+            continue
+        assert _text_outputs(mine) == _text_outputs(theirs), mine.source
+        compared += bool(_text_outputs(theirs))
+    assert compared >= 3
+    assert any("image/png" in out.get("data", {}) for c in ran for out in c.outputs), "no figure"

@@ -1,0 +1,199 @@
+"""Static checks of the lesson pages (5.10 and 7.02) and their "use it in practice" PyTorch blocks.
+
+* every lesson exercise page opens with a statement block, answers each question of the course's
+  exercise in a labelled "Resposta" block, and includes (``literalinclude :pyobject:``) the source
+  of the functions it introduces, from files and objects that exist;
+* the functions those pages show read like their formula: one validation call, a short body;
+* each lesson's PyTorch block is taken from the page source, executed with torch, and must print
+  exactly the output the page shows (and the shapes its prose states).
+"""
+import ast
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+
+# page -> (label prefix, number of answers = questions in the course's exercise, included objects)
+EXERCISE_PAGES = {
+    "aula510/ex1_mascara_padding.md": ("a510-ex1", 1, {
+        "attn/core.py": ["masked_softmax"],
+        "attn/classic.py": ["additive_attention", "additive_scores", "dot_attention", "general_attention"],
+    }),
+    "aula510/ex2_luong_multi_cabeca.md": ("a510-ex2", 2, {
+        "attn/multihead_luong.py": ["multihead_general_attention"],
+    }),
+    "aula510/ex3_copia_gru.md": ("a510-ex3", 2, {
+        "attn/seq2seq.py": ["Seq2Seq._attn_decoder_forward", "replace_weights"],
+        "attn/gru.py": ["cell_forward"],
+    }),
+    "aula702/ex1_mascara.md": ("a702-ex1", 1, {
+        "attn/core.py": ["masked_softmax", "scaled_dot_product_attention"],
+    }),
+    "aula702/ex2_multi_cabeca.md": ("a702-ex2", 1, {
+        "attn/multihead.py": ["MultiHeadAttention.head_outputs", "MultiHeadAttention.concat_heads",
+                              "MultiHeadAttention.forward"],
+    }),
+    "aula702/ex3_duas_frases.md": ("a702-ex3", 2, {
+        "attn/self_attention.py": ["SelfAttention.project"],
+    }),
+}
+# objects whose labelled include lives on a lesson page (the oral-exam page links these labels);
+# masked_softmax and the Activity 4 functions are labelled on the Activity 4 pages
+LABELLED_INCLUDES = {
+    "codigo-additive-attention": "aula510/ex1_mascara_padding.md",
+    "codigo-additive-scores": "aula510/ex1_mascara_padding.md",
+    "codigo-dot-attention": "aula510/ex1_mascara_padding.md",
+    "codigo-general-attention": "aula510/ex1_mascara_padding.md",
+    "codigo-multihead-general-attention": "aula510/ex2_luong_multi_cabeca.md",
+    "codigo-seq2seq-attn-decoder-forward": "aula510/ex3_copia_gru.md",
+    "codigo-replace-weights": "aula510/ex3_copia_gru.md",
+    "codigo-selfattention-project": "aula702/licao.md",
+    "codigo-selfattention-forward": "aula702/licao.md",
+}
+# the functions restructured to read like their formula (issue 10): (file, object, validation call)
+FORMULA_FUNCTIONS = [
+    ("attn/classic.py", "additive_attention", "check_additive_inputs"),
+    ("attn/classic.py", "dot_attention", "check_dot_inputs"),
+    ("attn/classic.py", "general_attention", "check_general_inputs"),
+    ("attn/classic.py", "additive_scores", None),
+    ("attn/multihead_luong.py", "multihead_general_attention", "check_multihead_general_inputs"),
+    ("attn/self_attention.py", "SelfAttention.project", "check_token_rows"),
+    ("attn/self_attention.py", "SelfAttention.forward", None),
+]
+MAX_BODY_LINES = 15
+MAX_ANSWER_WORDS = 150
+
+INCLUDE = re.compile(r"```\{literalinclude\} (?P<path>\S+)\n(?P<opts>(?::[a-z]+:.*\n)+)```")
+ADMONITION = re.compile(r"(?:\((?P<label>[\w-]+)\)=\n)?:::\{admonition\} (?P<title>[^\n]*)\n:class: (?P<cls>\w+)\n"
+                        r"(?P<body>.*?)\n:::\n", re.S)
+
+
+def _page(rel):
+    return (BOOK / rel).read_text(encoding="utf-8")
+
+
+def _includes(text, rel):
+    """(source path relative to the repository, pyobject, label or None) for each literalinclude."""
+    found = []
+    for m in INCLUDE.finditer(text):
+        opts = dict(re.findall(r":([a-z]+): ?(.*)", m.group("opts")))
+        source = (BOOK / rel).parent.joinpath(m.group("path")).resolve().relative_to(ROOT).as_posix()
+        before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        label = re.fullmatch(r"\(([\w-]+)\)=", before)
+        found.append((source, opts.get("pyobject"), label.group(1) if label else None))
+    return found
+
+
+def _find_object(source, dotted):
+    """The ast node of ``Class.method`` or ``function`` in ``source`` (None if absent)."""
+    nodes = ast.parse((ROOT / source).read_text(encoding="utf-8")).body
+    node = None
+    for part in dotted.split("."):
+        node = next((n for n in nodes if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == part),
+                    None)
+        if node is None:
+            return None
+        nodes = node.body
+    return node
+
+
+@pytest.mark.parametrize("rel", sorted(EXERCISE_PAGES))
+def test_exercise_page_includes_the_source_it_introduces(rel):
+    includes = _includes(_page(rel), rel)
+    shown = {(source, obj) for source, obj, _ in includes}
+    for source, objects in EXERCISE_PAGES[rel][2].items():
+        for obj in objects:
+            assert (source, obj) in shown, f"{rel} does not include {source} :pyobject: {obj}"
+    for source, obj, _ in includes:
+        assert obj is not None, f"{rel}: include of {source} without :pyobject:"
+        assert _find_object(source, obj) is not None, f"{rel}: {source} has no {obj}"
+
+
+def test_labelled_includes_are_where_the_other_pages_link_them():
+    pages = sorted({*EXERCISE_PAGES, "aula510/licao.md", "aula702/licao.md"})
+    labels = {}
+    for rel in pages:
+        for _source, obj, label in _includes(_page(rel), rel):
+            if label:
+                assert label not in labels, f"label {label} defined twice"
+                assert label == "codigo-" + re.sub(r"[._]+", "-", obj).lower(), (label, obj)
+                labels[label] = rel
+    assert labels == LABELLED_INCLUDES
+
+
+@pytest.mark.parametrize("rel", sorted(EXERCISE_PAGES))
+def test_statement_first_then_one_answer_per_question(rel):
+    prefix, n_answers, _ = EXERCISE_PAGES[rel]
+    text = _page(rel)
+    blocks = [m.groupdict() for m in ADMONITION.finditer(text)]
+    assert blocks and blocks[0]["cls"] == "enunciado" and blocks[0]["title"] == "Enunciado", rel
+    # the statement comes right after the page title
+    title_end = text.index("\n", text.index("\n# ") + 1)
+    assert text.index(":::{admonition} Enunciado") - title_end < 40, "statement block is not first"
+    answers = [b for b in blocks if b["cls"] == "resposta"]
+    assert [b["label"] for b in answers] == [f"{prefix}-resposta-{i}" for i in range(1, n_answers + 1)]
+    glued = 0
+    for b in answers:
+        assert b["title"].startswith("Resposta — "), b["title"]
+        words = re.sub(r"\{[\w:]+\}`[^`]*`", "X", b["body"]).split()
+        assert len(words) <= MAX_ANSWER_WORDS, f"{b['label']} has {len(words)} words"
+        glued += b["body"].count("{glue:text}`")
+        assert not re.search(r"\{glue:text\}`[^`]*:[^`]*`", b["body"]), "format numbers with attn.prose"
+    assert glued > 0, f"{rel}: the answers state no glued number"
+
+
+@pytest.mark.parametrize("source, obj, check", FORMULA_FUNCTIONS)
+def test_shown_functions_read_like_their_formula(source, obj, check):
+    node = _find_object(source, obj)
+    body = node.body[1:] if isinstance(node.body[0], ast.Expr) and isinstance(
+        node.body[0].value, ast.Constant) else node.body  # without the docstring
+    n_lines = body[-1].end_lineno - body[0].lineno + 1
+    assert n_lines <= MAX_BODY_LINES, f"{obj}: {n_lines} lines"
+    if check:
+        first = ast.unparse(body[0])
+        assert f"{check}(" in first, f"{obj} does not validate first with {check}: {first}"
+        later = "\n".join(ast.unparse(stmt) for stmt in body[1:])
+        assert "raise " not in later and "check_" not in later, f"{obj}: validation after the math"
+
+
+# --- "use it in practice": the PyTorch blocks of the two lessons ------------------------------
+
+PRACTICE = {  # lesson page -> (code-block name, shapes the prose states)
+    "aula510/licao.md": ("l510-pratica-torch", ["(2, 5, 128)", "(2, 5, 10)"]),
+    "aula702/licao.md": ("l702-pratica-torch", ["(1, 6, 8)", "(1, 6, 6)"]),
+}
+
+
+def _named_block(text, name):
+    m = re.search(r"```\{code-block\} \w+\n:name: " + re.escape(name) + r"\n(?::caption:[^\n]*\n)?(.*?)\n```",
+                  text, re.S)
+    assert m, f"no code block named {name}"
+    return m.group(1) + "\n"
+
+
+@pytest.mark.parametrize("rel", sorted(PRACTICE))
+def test_practice_block_prints_what_the_page_shows(rel):
+    pytest.importorskip("torch")  # only to name the requirement; torch is in requirements-dev.txt
+    name, shapes = PRACTICE[rel]
+    text = _page(rel)
+    code, shown = _named_block(text, name), _named_block(text, name + "-saida")
+    assert "{code-cell}" not in code  # a plain code block: the book build does not execute it
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, f"{rel}:{name}", "exec"), {"__name__": "__main__"})
+    assert out.getvalue() == shown
+    prose = text.replace(code, "").replace(shown, "")
+    for shape in shapes:
+        assert shape in shown and shape in prose, (rel, shape)
+
+
+def test_dive_into_deep_learning_is_cited_on_both_lessons():
+    assert "@book{zhang2023," in (BOOK / "references.bib").read_text(encoding="utf-8")
+    for rel in PRACTICE:
+        cited = ",".join(re.findall(r"\{cite(?::\w)?\}`([^`]*)`", _page(rel))).split(",")
+        assert "zhang2023" in cited, rel

