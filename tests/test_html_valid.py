@@ -43,6 +43,19 @@ THIRD_PARTY = {
 }
 
 
+# Pages of sphinx.ext.viewcode (the highlighted source of attn, under _modules/): Sphinx writes each
+# function's block as a <div> inside the <pre>. (directory, exact message)
+THIRD_PARTY_DIRS = {
+    ("_modules/", "Element “div” not allowed as child of element “pre” in this context. "
+                  "(Suppressing further errors from this subtree.)"),
+}
+
+
+def _third_party(error: tuple[str, str, str]) -> bool:
+    return (error[0], error[1]) in THIRD_PARTY or any(
+        error[0].startswith(folder) and error[1] == message for folder, message in THIRD_PARTY_DIRS)
+
+
 def _errors() -> list[tuple[str, str, str]]:
     java = shutil.which("java")
     if java is None:
@@ -70,7 +83,7 @@ def errors():
 
 
 def test_site_html_is_valid(errors):
-    ours = [e for e in errors if (e[0], e[1]) not in THIRD_PARTY]
+    ours = [e for e in errors if not _third_party(e)]
     assert not ours, "\n".join(f"{f}: {msg}\n    {extract}" for f, msg, extract in ours)
 
 

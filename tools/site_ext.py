@@ -530,6 +530,13 @@ def _valid_accessible_html(text: str) -> str:
     text = re.sub(r'<p>(<ul class="simple">.*?</ul>)\s*</p>', r"\1", text, flags=re.S)
     text = _unique_ids(text, "exercise-content")  # sphinx-exercise writes it once per exercise
     text = text.replace('role="doc-biblioentry"', 'role="listitem"')
+    # Dropdown titles (myst-nb hidden cells, sphinx-togglebutton): phrasing content only, and named by
+    # their visible Portuguese text rather than an English aria-label.
+    text = text.replace('<summary aria-label="Toggle hidden content">', "<summary>")
+    text = re.sub(r"<summary([^>]*)>(.*?)</summary>",
+                  lambda m: f"<summary{m.group(1)}>"
+                  + re.sub(r"</p>", "</span>", re.sub(r"<p\b", "<span", m.group(2))) + "</summary>",
+                  text, flags=re.S)
     text = text.replace(SIDEBAR, SIDEBAR[:-1] + ' role="complementary" aria-label="Navegação do curso">')
     text = LAZY_FIGURE.sub(r'<img loading="lazy" \1', text)  # figures load as the reader scrolls to them
     return text
