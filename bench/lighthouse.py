@@ -11,6 +11,12 @@ Columns: the four category scores (0-100), the transfer size of a first visit (L
 paint under Lighthouse's simulated mobile throttling. Lantern scales the CPU time it observes, so
 on a busy machine the performance score and TBT drift: ``--runs 3`` reports the median run per page
 (the run with the median performance score).
+
+Measured 2026-11-30 (busy 2-core machine; perf, a11y, best practices, SEO, KB gzip, LCP s):
+before (browser MathJax, fontawesome.js): intro 36/100/100/91 1321 KB 9.1 s; A4 Ex1 35/100/100/92
+1398 KB 9.2 s; copy task 39/100/100/92 1550 KB 10.0 s; lesson 7.02 37/96/100/92 1517 KB 10.2 s.
+after (`--runs 3`): intro 91/100/100/100 198 KB 2.6 s; A4 Ex1 91/100/100/100 222 KB 2.6 s;
+copy task 88/100/100/100 212 KB 2.3 s; lesson 7.02 84/100/100/100 223 KB 3.0 s.
 """
 
 from __future__ import annotations
