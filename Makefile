@@ -11,7 +11,7 @@ LITE_STAMP := $(VENV)/.lite-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
 ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit site nbval lint sysdeps clean bench copy-task transformer mathjax lab lite
+.PHONY: book test unit site nbval lint sysdeps clean bench copy-task transformer mathjax lab lite lighthouse
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,7 @@ $(DEV_STAMP): $(LAB_STAMP) requirements-dev.txt
 
 # MathJax 3 for the site, from npm (exact version in package-lock.json); copied into the built
 # site by tools/site_ext.py, never committed. `npm ci` recreates node_modules/, hence the stamp.
+# The same install brings the test tools axe-core (browser test) and vnu-jar (HTML validity).
 MATHJAX_STAMP := node_modules/.mathjax-installed
 $(MATHJAX_STAMP): package.json package-lock.json $(BOOK_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
@@ -64,23 +65,26 @@ book: $(BOOK_STAMP) $(MATHJAX_STAMP) $(LITE_STAMP)
 	@echo $(ATTN_HASH) > _build/.attn-hash
 	@echo "Site built: $(CURDIR)/_build/html/index.html"
 
-# System packages the browser and workflow tests need (Debian): installed only if missing.
+# System packages the browser, HTML-validity and workflow tests need (Debian): installed only if
+# missing (Java runs the Nu Html Checker).
 sysdeps:
-	@if ! command -v chromium >/dev/null || ! command -v shellcheck >/dev/null; then \
+	@if ! command -v chromium >/dev/null || ! command -v shellcheck >/dev/null || ! command -v java >/dev/null; then \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium shellcheck >/dev/null; fi
+		$$SUDO apt-get update -qq && \
+		$$SUDO apt-get install -y -qq chromium shellcheck default-jre-headless >/dev/null; fi
 
 # The test stages. CI runs each as its own job over the build job's artifact (no second build);
 # `make test` runs them here after `make book`, STAGE_JOBS at a time (2 when the machine has 2 cores).
 STAGE_JOBS ?= $(shell [ "$$(nproc)" -ge 2 ] && echo 2 || echo 1)
-SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py -m site -p no:cacheprovider
+SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py -m site \
+	-p no:cacheprovider
 NBVAL_TEST = $(BIN)/python -m pytest _build/jupyter_execute \
 	--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 unit: $(DEV_STAMP)
 	$(BIN)/python -m pytest tests -q -m "not site" -p no:cacheprovider
 
-site: $(DEV_STAMP) sysdeps
+site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-jar
 	$(SITE_TEST)
 
 nbval: $(DEV_STAMP)
@@ -95,7 +99,8 @@ test: $(DEV_STAMP) sysdeps book
 	@$(MAKE) --no-print-directory -j$(STAGE_JOBS) --output-sync=target \
 		_build/.nbval-passed unit _build/.site-passed
 
-_build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py tests/test_lite.py
+_build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py tests/test_lite.py \
+		tests/test_html_valid.py
 	$(SITE_TEST)
 	@touch $@
 
@@ -109,6 +114,11 @@ lint: $(DEV_STAMP)
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/run.py
+
+# Lighthouse 12.2.3 (mobile preset) on four pages of the built site: prints a table (bench/lighthouse.py).
+# Lighthouse comes through npx into a cache outside the repository; `make test` never installs it.
+lighthouse: $(DEV_STAMP) sysdeps book
+	$(BIN)/python bench/lighthouse.py
 
 copy-task: $(BOOK_STAMP)
 	$(BIN)/python -m attn.copytask

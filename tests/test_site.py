@@ -7,7 +7,9 @@ of the URL the build used (``site-identity.json`` next to the HTML directory, to
 (``404.html`` with status 404) and gzip for text assets.
 
 One crawl visits every HTML page of the build (each in a fresh browser context, so sizes are cold-
-cache sizes); the tests below then assert on what it recorded.
+cache sizes); the tests below then assert on what it recorded. Every page is visited twice: at a
+desktop viewport (1280 x 900) and at a phone's (390 x 844, screenshots ``*--phone.png``). Each visit
+runs axe-core (npm ``axe-core``, pinned in ``package-lock.json``, injected into the page).
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ CHROMIUM_ARGS = [
     # Belt and braces: no name other than the local server resolves (requests are still recorded).
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
+AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 MISSING_URL_PATH = "pagina/que/nao/existe.html"  # a nested missing URL, to exercise 404.html
 SEARCH_TERM = "atenção"
 GZIP_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
@@ -103,10 +107,12 @@ def _gzip(path: Path) -> bytes:
 class PageVisit:
     rel: str  # path relative to HTML_DIR, e.g. "book/intro.html"
     url: str
+    viewport: str = "desktop"
     console_errors: list[str] = field(default_factory=list)
     failed_requests: list[str] = field(default_factory=list)
     foreign_requests: list[str] = field(default_factory=list)
     facts: dict = field(default_factory=dict)
+    axe: list[dict] = field(default_factory=list)  # one entry per violated axe-core rule
     transfer_bytes: int = 0
     decoded_bytes: int = 0
     requests: int = 0
@@ -175,6 +181,9 @@ FACTS_JS = r"""() => {
   return {
     lang: document.documentElement.lang,
     title: document.title,
+    description: (document.querySelector('meta[name="description"]') || {}).content || '',
+    bodyFont: getComputedStyle(document.body).fontFamily,
+    scripts: [...document.querySelectorAll('script[src]')].map((s) => s.getAttribute('src')),
     visibleText: visible(document.body),  // the navigation too: page titles may hold math
     mathErrors: document.querySelectorAll('mjx-merror, .MathJax_Error').length,
     mathRendered: document.querySelectorAll('mjx-container').length,
@@ -184,6 +193,25 @@ FACTS_JS = r"""() => {
     searchHits: document.querySelectorAll('#search-results ul.search li').length,
     searchSummary: (document.querySelector('#search-results p.search-summary') || {}).textContent || '',
   };
+}"""
+
+# axe-core over the whole document (WCAG 2.x A/AA rules plus axe's best practices).
+AXE_RUN_JS = """async () => {
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return result.violations.map((v) => ({id: v.id, impact: v.impact, count: v.nodes.length,
+      nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ') + ': ' + (n.failureSummary || '').slice(0, 200))}));
+}"""
+
+# Figures load lazily (loading="lazy"): after the first-visit sizes are taken, scroll through the page
+# so that every image loads before the DOM is read and the full-page screenshot is taken.
+LOAD_ALL_JS = """async () => {
+  for (let y = 0; y < document.documentElement.scrollHeight; y += window.innerHeight) {
+    window.scrollTo(0, y);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await Promise.all([...document.images].filter((i) => !i.complete)
+      .map((i) => new Promise((r) => { i.addEventListener('load', r); i.addEventListener('error', r); })));
+  window.scrollTo(0, 0);
 }"""
 
 SIZES_JS = """() => {
@@ -213,16 +241,17 @@ def _browser_favicon(request_url: str) -> bool:
     return urlsplit(request_url).path == "/favicon.ico"
 
 
-def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", shot: bool = True) -> PageVisit:
+def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", viewport: str = "desktop",
+           shot: bool = True) -> PageVisit:
     if rel == "404.html":
         url = base + MISSING_URL_PATH
     elif rel == "search.html":
         url = base + rel + "?q=" + SEARCH_TERM
     else:
         url = base + rel
-    visit = PageVisit(rel=rel, url=url)
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=color_scheme,
-                                  locale="pt-BR")
+    visit = PageVisit(rel=rel, url=url, viewport=viewport)
+    context = browser.new_context(viewport=VIEWPORTS[viewport], color_scheme=color_scheme, locale="pt-BR",
+                                  is_mobile=viewport == "phone", has_touch=viewport == "phone")
     page = context.new_page()
     def on_console(msg):
         expected_404 = (rel == "404.html" and msg.location.get("url") == url) or _browser_favicon(
@@ -256,11 +285,16 @@ def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", shot: b
                 " && document.querySelector('#search-results p.search-summary').textContent.length > 0",
                 timeout=20_000)
         page.wait_for_load_state("networkidle")
-        visit.facts = page.evaluate(FACTS_JS)
-        sizes = page.evaluate(SIZES_JS)
+        sizes = page.evaluate(SIZES_JS)  # what a first visit transfers, before any scrolling
         visit.transfer_bytes, visit.decoded_bytes, visit.requests = sizes["transfer"], sizes["decoded"], sizes["count"]
+        page.evaluate(LOAD_ALL_JS)
+        visit.facts = page.evaluate(FACTS_JS)
+        if color_scheme == "light":  # axe-core checks the default (light) rendering
+            page.add_script_tag(path=str(AXE_JS))
+            visit.axe = page.evaluate(AXE_RUN_JS)
         if shot:
-            suffix = "" if color_scheme == "light" else "--" + color_scheme
+            suffix = ("" if color_scheme == "light" else "--" + color_scheme) + (
+                "" if viewport == "desktop" else "--" + viewport)
             page.screenshot(path=str(SHOT_DIR / _shot_name(rel, suffix)), full_page=True)
     finally:
         context.close()
@@ -269,9 +303,11 @@ def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", shot: b
 
 @pytest.fixture(scope="module")
 def crawl():
-    """Serve the site, visit every page once (plus dark-mode shots of pages with figures)."""
+    """Serve the site, visit every page at both viewports (plus dark-mode shots of pages with figures)."""
     if not (HTML_DIR / "index.html").is_file():
         pytest.fail(f"no built site in {HTML_DIR}: run `make book` (or set SITE_HTML_DIR)")
+    if not AXE_JS.is_file():
+        pytest.fail(f"axe-core is not installed in {AXE_JS.parent}: run `make mathjax` (npm ci)")
     if not IDENTITY:
         pytest.fail(f"no {IDENTITY_FILE} (written by tools/site_ext.py): rebuild with `make book`")
     from playwright.sync_api import sync_playwright
@@ -285,12 +321,14 @@ def crawl():
     base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
     visits: dict[str, PageVisit] = {}
     dark: dict[str, PageVisit] = {}
+    phone: dict[str, PageVisit] = {}
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             try:
                 for rel in _site_pages():
                     visits[rel] = _visit(browser, base, rel)
+                    phone[rel] = _visit(browser, base, rel, viewport="phone")
                 for rel, visit in visits.items():
                     if any(img["isFigure"] for img in visit.facts["imgs"]):
                         dark[rel] = _visit(browser, base, rel, color_scheme="dark")
@@ -303,13 +341,15 @@ def crawl():
         "pages_crawled": len(visits),
         "pages": {rel: {"transfer_bytes": v.transfer_bytes, "decoded_bytes": v.decoded_bytes,
                         "requests": v.requests} for rel, v in visits.items()},
+        "axe": {f"{rel} ({kind})": v.axe for kind, group in (("desktop", visits), ("phone", phone))
+                for rel, v in group.items() if v.axe},
     }
     (SHOT_DIR / "site_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    return {"base": base, "visits": visits, "dark": dark}
+    return {"base": base, "visits": visits, "dark": dark, "phone": phone}
 
 
 def _all_visits(crawl):
-    return [*crawl["visits"].values(), *crawl["dark"].values()]
+    return [*crawl["visits"].values(), *crawl["dark"].values(), *crawl["phone"].values()]
 
 
 # --------------------------------------------------------------------------- tests
@@ -432,8 +472,29 @@ def test_search_finds_the_course_topic(crawl):
 
 
 def test_no_page_scrolls_sideways(crawl):
-    bad = {v.url: v.facts["overflowX"] for v in _all_visits(crawl) if v.facts["overflowX"] > 0}
+    """At 1280 px and at a phone's 390 px the page body never scrolls sideways (wide tables, code and
+    math scroll inside their own box)."""
+    bad = {f"{v.url} ({v.viewport})": v.facts["overflowX"] for v in _all_visits(crawl) if v.facts["overflowX"] > 0}
     assert not bad, bad
+
+
+AXE_BLOCKING = ("critical", "serious")
+# Moderate and minor axe-core findings deliberately kept, each with the reason (rule id -> reason).
+AXE_KEPT: dict[str, str] = {}
+
+
+def test_accessibility_no_critical_or_serious_violation(crawl):
+    bad = {f"{v.rel} ({v.viewport})": [r for r in v.axe if r["impact"] in AXE_BLOCKING]
+           for v in [*crawl["visits"].values(), *crawl["phone"].values()]}
+    bad = {k: rules for k, rules in bad.items() if rules}
+    assert not bad, json.dumps(bad, indent=1, ensure_ascii=False)
+
+
+def test_accessibility_minor_findings_are_the_known_ones(crawl):
+    bad = {f"{v.rel} ({v.viewport})": [r for r in v.axe if r["impact"] not in AXE_BLOCKING and r["id"] not in AXE_KEPT]
+           for v in [*crawl["visits"].values(), *crawl["phone"].values()]}
+    bad = {k: rules for k, rules in bad.items() if rules}
+    assert not bad, json.dumps(bad, indent=1, ensure_ascii=False)
 
 
 def test_language_and_canonical_urls(crawl):
@@ -445,6 +506,33 @@ def test_language_and_canonical_urls(crawl):
         if rel != "404.html" and v.facts["canonical"] != expected:
             bad[rel] = f"canonical {v.facts['canonical']!r}, expected {expected!r}"
     assert not bad, bad
+
+
+def test_theme_stylesheet_applies(crawl):
+    """The pages link a trimmed copy of the theme's stylesheet (tools/site_ext.py): it still styles
+    them (a broken copy leaves the browser's default serif font)."""
+    bad = {v.rel: v.facts["bodyFont"] for v in _all_visits(crawl) if "sans-serif" not in v.facts["bodyFont"]}
+    assert not bad, bad
+
+
+def test_every_page_has_a_portuguese_description(crawl):
+    bad = {rel: v.facts["description"] for rel, v in crawl["visits"].items()
+           if len(v.facts["description"]) < 40 or not re.search(r"\b(de|do|da|e|o|a|em|que)\b", v.facts["description"])}
+    assert not bad, bad
+
+
+# A first visit to any page transfers at most this much (gzip), and the heavy scripts the pages no
+# longer need (math is rendered at build time, icons are a font subset) stay out of every page.
+FIRST_VISIT_BYTES = 600_000
+HEAVY_SCRIPTS = ("fontawesome.js", "tex-chtml.js")
+
+
+def test_pages_are_light(crawl):
+    heavy = {rel: [s for s in v.facts["scripts"] if any(h in s for h in HEAVY_SCRIPTS)]
+             for rel, v in crawl["visits"].items()}
+    assert not {rel: s for rel, s in heavy.items() if s}, heavy
+    big = {rel: v.transfer_bytes for rel, v in crawl["visits"].items() if v.transfer_bytes > FIRST_VISIT_BYTES}
+    assert not big, big
 
 
 def test_404_page_works_under_the_project_path(crawl):

