@@ -59,6 +59,11 @@ book: $(BOOK_STAMP) $(MATHJAX_STAMP) $(LITE_STAMP)
 	@if [ "$$(cat _build/.attn-hash 2>/dev/null)" != "$(ATTN_HASH)" ]; then \
 		echo "attn/ or the pins changed: clearing the execution cache and the doctrees"; \
 		rm -rf _build/.jupyter_cache _build/.doctrees; fi
+	@# sphinx.ext.viewcode rewrites a module's source page only when the module is newer than it:
+	@# when the site's extension, templates, styles or config change, drop those pages so they follow.
+	@if [ -e _build/html/_modules/index.html ] && \
+		[ -n "$$(find tools _config.yml -type f -newer _build/html/_modules/index.html | head -1)" ]; then \
+		rm -rf _build/html/_modules; fi
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python tools/export_executed.py _build
 	$(BIN)/python tools/build_lite.py _build

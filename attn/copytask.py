@@ -19,13 +19,13 @@ Run from the terminal (both models in parallel, one process per core)::
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
+from ._parallel import map_in_two_processes
 from .optim import Adam, clip_grad_norm, cosine_lr
 from .seq2seq import ATTENTION_MODES, Seq2Seq
 
@@ -192,7 +192,6 @@ def run_one(cfg: CopyConfig, progress: bool = False, position: int = 0, alignmen
 
 
 def _worker(args):
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"  # only effective for a fresh interpreter (spawn)
     cfg, progress, position = args
     return run_one(cfg, progress=progress, position=position)
 
@@ -213,21 +212,7 @@ def run_both(cfg: CopyConfig | None = None, progress: bool = False, parallel: bo
     cfgs = [replace(cfg, attention=True), replace(cfg, attention=False)]
     start = time.perf_counter()
     if parallel:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
-        saved = {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
-        for k in saved:
-            os.environ[k] = "1"
-        try:
-            with ProcessPoolExecutor(max_workers=2, mp_context=mp.get_context("spawn")) as pool:
-                results = list(pool.map(_worker, [(c, progress, i) for i, c in enumerate(cfgs)]))
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        results = map_in_two_processes(_worker, [(c, progress, i) for i, c in enumerate(cfgs)])
     else:
         results = [run_one(c, progress=progress, position=i) for i, c in enumerate(cfgs)]
     return {"attention": results[0], "plain": results[1], "wall_seconds": time.perf_counter() - start}

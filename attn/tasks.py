@@ -18,13 +18,13 @@ Run from the terminal (both tasks in parallel, one process per core)::
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from ._parallel import map_in_two_processes
 from .optim import Adam, clip_grad_norm, cosine_lr
 from .transformer import TransformerEncoder
 
@@ -203,21 +203,7 @@ def run_many(cfgs, progress: bool = False, parallel: bool = True):
     cfgs = list(cfgs)
     start = time.perf_counter()
     if parallel:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
-        keys = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-        saved = {k: os.environ.get(k) for k in keys}
-        os.environ.update(dict.fromkeys(keys, "1"))
-        try:
-            with ProcessPoolExecutor(max_workers=2, mp_context=mp.get_context("spawn")) as pool:
-                results = list(pool.map(_worker, [(c, progress, i % 2) for i, c in enumerate(cfgs)]))
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        results = map_in_two_processes(_worker, [(c, progress, i % 2) for i, c in enumerate(cfgs)])
     else:
         results = [run_one(c, progress=progress, position=0) for c in cfgs]
     return results, time.perf_counter() - start

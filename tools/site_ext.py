@@ -233,9 +233,9 @@ def _configure(app: Sphinx, config: Config) -> None:
     if config.html_theme_options.get("search_bar_text") in (None, "Search this book..."):
         config.html_theme_options["search_bar_text"] = "Buscar neste livro..."
     config.sitemap_url_scheme = "{link}"
-    # _modules/index.html: the [source] index of sphinx.ext.viewcode (the API page links the sources)
+    # _modules/*: the highlighted source pages of sphinx.ext.viewcode (reached from the API page)
     config.sitemap_excludes = [
-        "404.html", "search.html", "genindex.html", "py-modindex.html", "_modules/index.html",
+        "404.html", "search.html", "genindex.html", "py-modindex.html", "_modules/*",
     ]
 
 
