@@ -2,17 +2,21 @@
 
 Used by :mod:`attn.copytask` and :mod:`attn.tasks`: each worker process is spawned with its BLAS
 limited to one thread (set in the environment before NumPy is imported there), so two cores are
-used and float32 sums are bit-for-bit the same as in a serial run.
+used and float32 sums are bit-for-bit the same as in a serial run. In the browser (Pyodide, no
+processes) the jobs run one after the other, with the same results.
 """
 from __future__ import annotations
 
 import os
+import sys
 
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def map_in_two_processes(worker, jobs: list) -> list:
     """``[worker(job) for job in jobs]``, computed by two spawned processes with single-thread BLAS."""
+    if sys.platform == "emscripten":  # Pyodide (the site's in-browser notebooks) has no processes
+        return [worker(job) for job in jobs]
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
