@@ -18,6 +18,7 @@ import ast
 import pathlib
 import re
 
+import bs4
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -183,7 +184,6 @@ def test_checklist_links_every_answer_and_every_included_source():
 
 
 def built_page(page: str):
-    bs4 = pytest.importorskip("bs4")
     html = HTML_DIR / f"{page}.html"
     assert html.exists(), f"{html} missing: run `make book` first"
     return bs4.BeautifulSoup(html.read_text(encoding="utf-8"), "html.parser")

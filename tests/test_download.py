@@ -39,7 +39,11 @@ BASEURL = (json.loads(IDENTITY.read_text(encoding="utf-8"))["site_url"] if IDENT
 PAGE = "book/atividade4/ex1_atencao_produto_escalar"
 FRESH_PACKAGES = ("numpy", "matplotlib", "pandas", "ipykernel")
 
-pytestmark = pytest.mark.skipif(not (HTML_DIR / "_sources").is_dir(), reason="no built site: run `make book`")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _built_site():
+    assert (HTML_DIR / "_sources").is_dir(), f"{HTML_DIR} has no downloads: run `make book` first"
 
 
 def _pins() -> list[str]:

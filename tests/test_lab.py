@@ -25,8 +25,8 @@ PAGE = "atividade4/ex1_atencao_produto_escalar.md"  # relative to the server roo
 EXPECTED = "0.5065"  # the first attention weight of the exercise, in the weights table
 TOKEN = uuid.uuid4().hex
 
-pytest.importorskip("jupyterlab", reason="the lab stack (requirements-lab.txt) is not installed")
-websocket = pytest.importorskip("websocket")  # websocket-client, a dependency of jupyter_server
+import jupyterlab  # noqa: E402,F401  (the lab stack, requirements-lab.txt: a missing one fails, never skips)
+import websocket  # noqa: E402  (websocket-client, a dependency of jupyter_server)
 
 
 def _free_port() -> int:

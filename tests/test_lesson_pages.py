@@ -178,7 +178,6 @@ def _named_block(text, name):
 
 @pytest.mark.parametrize("rel", sorted(PRACTICE))
 def test_practice_block_prints_what_the_page_shows(rel):
-    pytest.importorskip("torch")  # only to name the requirement; torch is in requirements-dev.txt
     name, shapes = PRACTICE[rel]
     text = _page(rel)
     code, shown = _named_block(text, name), _named_block(text, name + "-saida")

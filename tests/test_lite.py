@@ -178,8 +178,8 @@ def test_no_request_leaves_the_local_server(lite_run):
 LITE = HTML_DIR / LITE_DIR
 
 
-@pytest.mark.skipif(not (LITE / "jupyter-lite.json").is_file(), reason="no in-browser build: run `make book`")
 def test_the_in_browser_build_is_self_contained_and_verified():
+    assert (LITE / "jupyter-lite.json").is_file(), "no in-browser build: run `make book` first"
     config = json.loads((LITE / "jupyter-lite.json").read_text(encoding="utf-8"))["jupyter-config-data"]
     kernel = config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
     assert kernel["pyodideUrl"] == "./pyodide/pyodide.js" and kernel["disablePyPIFallback"] is True
