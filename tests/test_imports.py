@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 # Folder scanned -> the sys.path entry its modules are imported from.
 SOURCE_ROOTS = {ROOT / "attn": ROOT, ROOT / "tools": ROOT / "tools"}
@@ -109,28 +111,22 @@ def test_the_site_extension_imports_neither_build_script():
             if graph[name] & scripts} == {}
 
 
-def test_a_two_module_circle_is_found(tmp_path):
-    roots = _tree(tmp_path, {"a.py": "import b\n", "b.py": "from a import x\n"})
-    assert circles(import_graph(roots)) == [["a", "b", "a"]]
+CIRCLES = {
+    "two modules": ({"a.py": "import b\n", "b.py": "from a import x\n"}, ["a", "b", "a"]),
+    # The circle tools/site_ext.py and tools/build_lite.py had before the package: closed inside a function.
+    "lazy import": ({"site_ext.py": "def button():\n    from build_lite import HEAVY\n    return HEAVY\n",
+                     "build_lite.py": "import sys\nfrom site_ext import WHEEL_DIR, attn_wheel_name\n"},
+                    ["build_lite", "site_ext", "build_lite"]),
+    # Importing pkg.mod runs pkg/__init__.py: a script that __init__ imports closes a circle.
+    "through a package": ({"pkg/__init__.py": "from . import mod\nimport script\n", "pkg/mod.py": "X = 1\n",
+                           "script.py": "from pkg.mod import X\n"}, ["pkg", "script", "pkg"]),
+}
 
 
-def test_a_circle_closed_by_an_import_inside_a_function_is_found(tmp_path):
-    """The circle tools/site_ext.py and tools/build_lite.py had before the package."""
-    roots = _tree(tmp_path, {
-        "site_ext.py": "def button():\n    from build_lite import HEAVY\n    return HEAVY\n",
-        "build_lite.py": "import sys\nfrom site_ext import WHEEL_DIR, attn_wheel_name\n",
-    })
-    assert circles(import_graph(roots)) == [["build_lite", "site_ext", "build_lite"]]
-
-
-def test_a_circle_through_a_package_init_is_found(tmp_path):
-    """Importing pkg.mod runs pkg/__init__.py: a script imported by that __init__ closes a circle."""
-    roots = _tree(tmp_path, {
-        "pkg/__init__.py": "from . import mod\nimport script\n",
-        "pkg/mod.py": "X = 1\n",
-        "script.py": "from pkg.mod import X\n",
-    })
-    assert circles(import_graph(roots)) == [["pkg", "script", "pkg"]]
+@pytest.mark.parametrize("case", CIRCLES)
+def test_a_circle_is_found(tmp_path, case):
+    files, circle = CIRCLES[case]
+    assert circles(import_graph(_tree(tmp_path, files))) == [circle]
 
 
 def test_a_package_importing_its_own_modules_is_no_circle(tmp_path):
