@@ -33,7 +33,7 @@ def changed_lines(before: bytes, after: bytes, limit: int) -> list[str]:
     lines = [line for line in difflib.unified_diff(old, new, lineterm="", n=0)
              if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     shown = [line if len(line) <= 200 else line[:200] + " [...]" for line in lines[:limit]]
-    return shown + ([f"  ... {len(lines) - limit} more changed lines"] if len(lines) > limit else [])
+    return shown + ([f"... {len(lines) - limit} more changed lines"] if len(lines) > limit else [])
 
 
 def compare(before: Path, after: Path, limit: int = 6) -> list[str]:
