@@ -11,6 +11,11 @@ in ``[min_len, max_len]`` and every sequence a length in
 ``[max(min_len, L - spread), L]``, so batches are mixed-length (padding and
 masks are exercised) but hardly padded (short batches are cheap).
 
+Every evaluation, during training and after it, scores the same sequences: those drawn from
+``EVAL_SEED`` for each length. Mid-training evaluations use the first ``eval_mid_per_length`` of
+them (a generator's draws do not depend on how many are asked for later), the final one all
+``eval_per_length``.
+
 Run from the terminal (both models in parallel, one process per core)::
 
     python -m attn.copytask            # full experiment, prints the accuracy table
@@ -31,11 +36,17 @@ from .seq2seq import ATTENTION_MODES, Seq2Seq
 
 PAD, BOS, FIRST_SYMBOL = 0, 1, 2
 EVAL_LENGTHS = (5, 10, 20, 40, 60, 80)
+EVAL_SEED = 12345  # the evaluation sequences: every model, checkpoint and ablation mode sees the same ones
 
 
 @dataclass(frozen=True)
 class CopyConfig:
-    """Every knob of one training run (the same budget for both models)."""
+    """Every knob of one training run (the same data, steps and schedule for both models).
+
+    ``plain_long_factor`` is read by :func:`run_both` only: it also trains the plain model for
+    ``plain_long_factor * steps`` steps (0 = not), to tell under-training from what more steps
+    do not change.
+    """
 
     attention: bool = True
     n_symbols: int = 10
@@ -57,8 +68,9 @@ class CopyConfig:
     seed: int = 0
     eval_lengths: tuple = EVAL_LENGTHS
     eval_per_length: int = 1000
-    eval_every: int = 250  # steps between mid-training evaluations (0 = none)
-    eval_mid_per_length: int = 100
+    eval_every: int = 250  # steps between mid-training evaluations (0 = none); the last step is evaluated too
+    eval_mid_per_length: int = 200  # the first ones of the final evaluation's sequences
+    plain_long_factor: int = 2
 
     @property
     def vocab_size(self) -> int:
@@ -102,28 +114,77 @@ def training_lengths(rng, cfg, step=None):
     return rng.integers(low, top + 1, size=cfg.batch_size)
 
 
-def evaluate(model, lengths, per_length, n_symbols, seed, mode="learned", chunk=500):
-    """Greedy per-token accuracy at each length, on fresh sequences.
+def eval_sources(lengths, per_length, n_symbols, seed=EVAL_SEED, chunk=500):
+    """The evaluation sequences, in the chunks :func:`evaluate` decodes them.
 
-    The sources depend only on ``seed`` and the length, so every model and
-    every ablation mode is scored on the same sequences.
+    The sources depend only on ``seed`` and the length, and the first ``n`` of
+    ``per_length`` are the ``n`` drawn with ``per_length = n``.
+
+    Yields
+    ------
+    (L, src) : int and ndarray of int, shape (n, L) with ``n <= chunk``
+    """
+    for L in lengths:
+        data_rng = np.random.default_rng([seed, L])
+        for start in range(0, per_length, chunk):
+            n = min(chunk, per_length - start)
+            yield int(L), make_batch(data_rng, n, np.full(n, L), n_symbols)[0]
+
+
+def sequence_scores(model, lengths, per_length, n_symbols, seed=EVAL_SEED, mode="learned", chunk=500):
+    """Greedy decoding of the evaluation sequences: correct tokens of each sequence.
+
+    Returns
+    -------
+    dict {length: ndarray of int, shape (per_length,)}
+        How many of the ``L`` output tokens equal the source's.
+    """
+    out = {int(L): [] for L in lengths}
+    rngs = {int(L): np.random.default_rng([seed, L, ATTENTION_MODES.index(mode)]) for L in lengths}
+    for L, src in eval_sources(lengths, per_length, n_symbols, seed, chunk):
+        n = len(src)
+        pred = model.greedy_decode(src, np.full(n, L), L, BOS, attention_mode=mode, rng=rngs[L])
+        out[L].append((pred == src).sum(axis=1))
+    return {L: np.concatenate(parts) for L, parts in out.items()}
+
+
+def evaluate(model, lengths, per_length, n_symbols, seed=EVAL_SEED, mode="learned", chunk=500):
+    """Greedy per-token accuracy at each length, on the evaluation sequences of ``seed``.
+
+    Every model and every ablation mode is scored on the same sequences
+    (see :func:`eval_sources`).
 
     Returns
     -------
     dict {length: accuracy}
     """
-    out = {}
-    for L in lengths:
-        data_rng = np.random.default_rng([seed, L])
-        mode_rng = np.random.default_rng([seed, L, ATTENTION_MODES.index(mode)])
-        correct = 0
-        for start in range(0, per_length, chunk):
-            n = min(chunk, per_length - start)
-            src, _ = make_batch(data_rng, n, np.full(n, L), n_symbols)
-            pred = model.greedy_decode(src, np.full(n, L), L, BOS, attention_mode=mode, rng=mode_rng)
-            correct += int((pred == src).sum())
-        out[int(L)] = correct / (per_length * L)
-    return out
+    return _accuracy(sequence_scores(model, lengths, per_length, n_symbols, seed, mode, chunk))
+
+
+def _accuracy(scores):
+    # {length: correct tokens per sequence} -> {length: per-token accuracy}
+    return {L: int(s.sum()) / (s.size * L) for L, s in scores.items()}
+
+
+def standard_error(scores, length):
+    """Standard error of a per-token accuracy measured on independent sequences.
+
+    Tokens of one sequence are not independent (a model that loses the
+    sequence loses many of them), so the unit is the sequence: the standard
+    deviation of the per-sequence accuracies over the square root of their
+    number.
+
+    Parameters
+    ----------
+    scores : ndarray of int, shape (n,)
+        Correct tokens per sequence, as :func:`sequence_scores` returns them; ``n >= 2``.
+    length : int
+        Tokens per sequence.
+    """
+    scores = np.asarray(scores)
+    if scores.ndim != 1 or scores.size < 2:
+        raise ValueError(f"scores has shape {scores.shape}; expected (n,) with n >= 2")
+    return float(np.std(scores / length, ddof=1) / np.sqrt(scores.size))
 
 
 def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
@@ -134,17 +195,21 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
     model : Seq2Seq
     history : dict
         ``loss`` and ``grad_norm`` per step (lists), ``mid_eval`` as a list of
-        ``(step, {length: accuracy})``, ``seconds`` of training.
+        ``(step, {length: accuracy})`` every ``eval_every`` steps and at the last step, on the first
+        ``eval_mid_per_length`` evaluation sequences (at most ``eval_per_length``),
+        ``mid_eval_se`` the same list with the standard errors (:func:`standard_error`), ``seconds``
+        of the training loop (those evaluations included).
     """
     model = Seq2Seq(cfg.vocab_size, cfg.emb_size, cfg.hidden_size, cfg.attention, cfg.d_attn, seed=cfg.seed)
     opt = Adam(model.params, lr=cfg.lr, betas=(0.9, cfg.beta2))
     rng = np.random.default_rng([cfg.seed, 1])
-    history = {"loss": [], "grad_norm": [], "mid_eval": []}
+    history = {"loss": [], "grad_norm": [], "mid_eval": [], "mid_eval_se": []}
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=cfg.steps, position=position, leave=True,
                    desc="atenção" if cfg.attention else "sem atenção")
+    n_mid = min(cfg.eval_mid_per_length, cfg.eval_per_length)  # a subset of the final evaluation's sequences
     start = time.perf_counter()
     for step in range(cfg.steps):
         lengths = training_lengths(rng, cfg, step)
@@ -154,9 +219,10 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
         opt.step(grads, lr=cosine_lr(step, cfg.steps, cfg.lr, cfg.warmup, cfg.final_lr))
         history["loss"].append(loss)
         history["grad_norm"].append(norm)
-        if cfg.eval_every and (step + 1) % cfg.eval_every == 0 and step + 1 < cfg.steps:
-            acc = evaluate(model, cfg.eval_lengths, cfg.eval_mid_per_length, cfg.n_symbols, seed=cfg.seed + 7)
-            history["mid_eval"].append((step + 1, acc))
+        if cfg.eval_every and ((step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps):
+            scores = sequence_scores(model, cfg.eval_lengths, n_mid, cfg.n_symbols)
+            history["mid_eval"].append((step + 1, _accuracy(scores)))
+            history["mid_eval_se"].append((step + 1, {L: standard_error(s, L) for L, s in scores.items()}))
         if bar is not None:
             bar.update(1)
             if step % 20 == 0:
@@ -171,15 +237,19 @@ def run_one(cfg: CopyConfig, progress: bool = False, position: int = 0, alignmen
     """Train one model and evaluate it (plus the ablations for an attention model).
 
     Returns a picklable dict: ``config``, ``params``, ``history``,
-    ``accuracy`` {mode: {length: acc}} and, with attention, ``alignments``
-    (a list of ``(src, pred, weights (L, L))``).
+    ``accuracy`` {mode: {length: acc}} on all ``eval_per_length`` evaluation
+    sequences, ``accuracy_se`` (the same dict, standard errors), and, with
+    attention, ``alignments`` (a list of ``(src, pred, weights (L, L))``).
     """
     model, history = train(cfg, progress=progress, position=position)
     t0 = time.perf_counter()
     modes = ATTENTION_MODES if cfg.attention else ("learned",)
-    accuracy = {m: evaluate(model, cfg.eval_lengths, cfg.eval_per_length, cfg.n_symbols, seed=12345, mode=m)
-                for m in modes}
-    result = {"config": asdict(cfg), "params": model.params, "history": history, "accuracy": accuracy}
+    scores = {m: sequence_scores(model, cfg.eval_lengths, cfg.eval_per_length, cfg.n_symbols, mode=m)
+              for m in modes}
+    accuracy = {m: _accuracy(sc) for m, sc in scores.items()}
+    accuracy_se = {m: {L: standard_error(s, L) for L, s in sc.items()} for m, sc in scores.items()}
+    result = {"config": asdict(cfg), "params": model.params, "history": history, "accuracy": accuracy,
+              "accuracy_se": accuracy_se}
     if cfg.attention:
         rng = np.random.default_rng([cfg.seed, 99])
         result["alignments"] = []
@@ -197,25 +267,41 @@ def _worker(args):
 
 
 def run_both(cfg: CopyConfig | None = None, progress: bool = False, parallel: bool = True):
-    """Train the attention model and the plain baseline with the same budget.
+    """Train the attention model and the plain baseline with the same data, steps and schedule.
 
+    With ``cfg.plain_long_factor`` the plain model is also trained for that many
+    times the steps (same schedule, stretched), as a third job.
     With ``parallel`` each model trains in its own *spawned* process whose
     BLAS is limited to one thread (set in the environment before NumPy is
     imported), so two cores are used and float32 sums are reproducible.
 
     Returns
     -------
-    dict {"attention": result, "plain": result} (see :func:`run_one`) and
+    dict {"attention": result, "plain": result} (see :func:`run_one`),
+    ``"plain_long"`` (a result, only with ``plain_long_factor``) and
     ``"wall_seconds"``.
     """
     cfg = cfg or CopyConfig()
     cfgs = [replace(cfg, attention=True), replace(cfg, attention=False)]
+    names = ["attention", "plain"]
+    if cfg.plain_long_factor:
+        cfgs.append(replace(cfg, attention=False, steps=cfg.plain_long_factor * cfg.steps))
+        names.append("plain_long")
     start = time.perf_counter()
     if parallel:
         results = map_in_two_processes(_worker, [(c, progress, i) for i, c in enumerate(cfgs)])
     else:
         results = [run_one(c, progress=progress, position=i) for i, c in enumerate(cfgs)]
-    return {"attention": results[0], "plain": results[1], "wall_seconds": time.perf_counter() - start}
+    return {**dict(zip(names, results, strict=True)), "wall_seconds": time.perf_counter() - start}
+
+
+def model_from_result(result) -> Seq2Seq:
+    """Rebuild the trained :class:`~attn.seq2seq.Seq2Seq` of a :func:`run_one` result (config and weights)."""
+    cfg = CopyConfig(**result["config"])
+    model = Seq2Seq(cfg.vocab_size, cfg.emb_size, cfg.hidden_size, cfg.attention, cfg.d_attn, seed=cfg.seed)
+    for k, v in result["params"].items():
+        model.params[k][...] = v
+    return model
 
 
 def accuracy_table(results) -> str:
@@ -223,6 +309,9 @@ def accuracy_table(results) -> str:
     att, plain = results["attention"]["accuracy"], results["plain"]["accuracy"]
     cols = [("sem atenção", plain["learned"]), ("atenção", att["learned"]),
             ("uniforme", att["uniform"]), ("permutada", att["permuted"]), ("deslocada", att["shifted"])]
+    if "plain_long" in results:
+        long = results["plain_long"]
+        cols.insert(1, (f"sem, {long['config']['steps']} p.", long["accuracy"]["learned"]))
     lines = ["comprimento " + " ".join(f"{name:>12}" for name, _ in cols)]
     for L in att["learned"]:
         lines.append(f"{L:>11} " + " ".join(f"{100 * acc[L]:>11.2f}%" for _, acc in cols))
@@ -238,14 +327,16 @@ def main(argv=None):
     args = parser.parse_args(argv)
     cfg = CopyConfig(steps=args.steps, seed=args.seed)
     if args.quick:
-        cfg = replace(cfg, steps=200, eval_per_length=100)
+        cfg = replace(cfg, steps=200, eval_per_length=100)  # mid-training evaluations: the same 100
     results = run_both(cfg, progress=sys.stderr.isatty(), parallel=not args.serial)
     print(f"Tarefa de cópia: {cfg.steps} passos por modelo, lotes de {cfg.batch_size}, "
-          f"comprimentos de treino {cfg.min_len}..{cfg.max_len}, acaso = {100 / cfg.n_symbols:.1f}%")
+          f"comprimentos de treinamento {cfg.min_len}..{cfg.max_len}, acaso = {100 / cfg.n_symbols:.1f}%")
     print(accuracy_table(results))
-    for name in ("attention", "plain"):
+    for name in ("attention", "plain", "plain_long"):
+        if name not in results:
+            continue
         r = results[name]
-        print(f"{name}: treino {r['history']['seconds']:.1f} s, avaliação {r['eval_seconds']:.1f} s")
+        print(f"{name}: treinamento {r['history']['seconds']:.1f} s, avaliação {r['eval_seconds']:.1f} s")
     print(f"tempo total (paralelo): {results['wall_seconds']:.1f} s")
 
 
