@@ -32,7 +32,8 @@ const katex = require(process.argv[2]);
 const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
 const failed = [];
 const html = input.formulas.map(({tex, display}, i) => {
-  try { return katex.renderToString(tex, {displayMode: display, throwOnError: true, output: "htmlAndMathml"}); }
+  const options = {displayMode: display, throwOnError: true, output: "htmlAndMathml"};
+  try { return katex.renderToString(tex, options); }
   catch (e) { failed.push([i, String(e.message).slice(0, 90)]);
               return katex.renderToString(tex, {displayMode: display, throwOnError: false}); }
 });
