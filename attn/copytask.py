@@ -296,8 +296,12 @@ def run_both(cfg: CopyConfig | None = None, progress: bool = False, parallel: bo
 
 
 def model_from_result(result) -> Seq2Seq:
-    """Rebuild the trained :class:`~attn.seq2seq.Seq2Seq` of a :func:`run_one` result (config and weights)."""
-    cfg = CopyConfig(**result["config"])
+    """Rebuild the trained :class:`~attn.seq2seq.Seq2Seq` of a :func:`run_one` result (config and weights).
+
+    ``result["config"]`` may be the dict :func:`run_one` stores or a :class:`CopyConfig`.
+    """
+    cfg = result["config"]
+    cfg = cfg if isinstance(cfg, CopyConfig) else CopyConfig(**cfg)
     model = Seq2Seq(cfg.vocab_size, cfg.emb_size, cfg.hidden_size, cfg.attention, cfg.d_attn, seed=cfg.seed)
     for k, v in result["params"].items():
         model.params[k][...] = v

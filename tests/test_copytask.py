@@ -131,6 +131,8 @@ def test_run_both_trains_the_long_plain_run_and_rebuilds_models():
         assert model.attention == r["config"]["attention"]
         assert evaluate(model, TINY.eval_lengths, TINY.eval_per_length, TINY.n_symbols) == r["accuracy"]["learned"]
         assert set(r["accuracy_se"]["learned"]) == set(TINY.eval_lengths)
+        again = model_from_result({**r, "config": CopyConfig(**r["config"])})  # a CopyConfig works too
+        assert all(np.array_equal(again.params[k], v) for k, v in model.params.items())
     assert "plain_long" not in run_both(replace(TINY, steps=2, eval_every=0, plain_long_factor=0), parallel=False)
 
 
