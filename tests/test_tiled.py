@@ -349,3 +349,37 @@ def test_a_wrong_rescaling_of_l_fails_the_checks(wrong, check, mask_name):
     Q = Q * 3.0  # spread the scores so that the running max moves from tile to tile
     with pytest.raises(AssertionError):
         check(broken, Q, K, V, masks((2,), 12, 16)[mask_name], 4, 4)
+
+
+# ---------------------------------------------------------------- attn.measure (what the bench and the page use)
+
+def test_peak_bytes_counts_what_the_call_allocates():
+    from attn.measure import peak_bytes
+
+    big = np.ones(10**6)  # exists before: not counted
+    assert 8e6 <= peak_bytes(lambda: np.zeros(10**6) + 1.0) < 1.7e7  # two 8 MB buffers at most
+    assert peak_bytes(lambda: big.sum()) < 1e5
+
+
+def test_exponents_of_a_power_law_with_a_constant():
+    from attn.measure import fitted_exponent, increment_exponent
+
+    n = np.array([256, 512, 1024, 2048])
+    assert fitted_exponent(n, 3 * n**2.0) == pytest.approx(2.0, abs=1e-12)
+    y = 5e5 + 512.0 * n  # a fixed part plus a linear one, like the tiled memory
+    assert fitted_exponent(n, y) < 0.8  # the fixed part hides the growth
+    assert increment_exponent(n, y) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_dense_vs_tiled_rows_and_stopping_rule():
+    from attn.measure import dense_vs_tiled, tile_sweep
+
+    rows = dense_vs_tiled([64, 128, 256], d=8, tile=32, repeats=1, max_dense_bytes=1_000_000)
+    assert [r["n"] for r in rows] == [64, 128, 256]
+    assert rows[1]["dense_bytes"] > rows[1]["tiled_bytes"] > 0
+    # dense: 64 -> 128 is predicted within the budget, 128 -> 256 is not, so n = 256 is skipped
+    assert rows[0]["dense_bytes"] * 4 < 1_000_000 < rows[1]["dense_bytes"] * 4
+    assert not np.isnan(rows[1]["dense_bytes"]) and np.isnan(rows[2]["dense_bytes"])
+    assert not np.isnan(rows[2]["tiled_bytes"])
+    sweep = tile_sweep(128, [16, 128], d=8, repeats=1)
+    assert sweep[0]["bytes"] < sweep[1]["bytes"]  # a larger tile holds a larger block of scores
