@@ -6,8 +6,12 @@ for the page "Atenção em blocos" (a small range of n): both call :func:`dense_
 * **Memory**: the peak of the bytes allocated *during* one call, from :mod:`tracemalloc` (NumPy
   reports its array buffers to it). The inputs exist before the call and are not counted; what the
   call returns is.
-* **Time**: the best wall-clock time of a few calls (after one untimed call), with :mod:`tracemalloc`
-  off. The machine may be shared, so the best of several is the least disturbed.
+* **Time**: the best wall-clock time and the best CPU time of a few calls (after one untimed call),
+  with :mod:`tracemalloc` off. The machine may be shared, so the best of several is the least
+  disturbed; CPU time does not count the time the process waits for a core.
+
+:func:`measure_single_thread` runs both measurements in a fresh process whose BLAS uses one thread
+(as ``make bench`` does), so that a small product is not split across cores that are busy.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from functools import partial
 import numpy as np
 
 from ._checks import positive_int
+from ._parallel import map_in_two_processes
 from .core import scaled_dot_product_attention
 from .tiled import tiled_attention
 
@@ -32,16 +37,16 @@ def peak_bytes(f) -> int:
         tracemalloc.stop()
 
 
-def best_seconds(f, repeats: int, warm_up: bool = True) -> float:
-    """Best wall-clock time of ``repeats`` calls of ``f()``, after one untimed call if ``warm_up``."""
+def best_seconds(f, repeats: int, warm_up: bool = True) -> tuple[float, float]:
+    """Best wall-clock and best CPU time (s) of ``repeats`` calls of ``f()``, after one more if warm_up."""
     if warm_up:
         f()
-    best = np.inf
+    wall = cpu = np.inf
     for _ in range(positive_int(repeats, "repeats")):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         f()
-        best = min(best, time.perf_counter() - start)
-    return best
+        wall, cpu = min(wall, time.perf_counter() - start), min(cpu, time.process_time() - start_cpu)
+    return wall, cpu
 
 
 def dense_vs_tiled(ns, *, d: int = 64, tile: int = 128, repeats: int = 3, seed: int = 0,
@@ -56,7 +61,8 @@ def dense_vs_tiled(ns, *, d: int = 64, tile: int = 128, repeats: int = 3, seed: 
     Returns
     -------
     list of dict
-        One row per n with keys ``n``, ``dense_bytes``, ``tiled_bytes``, ``dense_s``, ``tiled_s``.
+        One row per n with keys ``n`` and, for ``v`` in ``dense`` and ``tiled``: ``v_bytes`` (peak
+        memory), ``v_s`` (wall-clock seconds) and ``v_cpu_s`` (CPU seconds).
     """
     rng = np.random.default_rng(seed)
     tile = positive_int(tile, "tile")
@@ -75,11 +81,12 @@ def dense_vs_tiled(ns, *, d: int = 64, tile: int = 128, repeats: int = 3, seed: 
                 if predicted_s > max_seconds or (name == "dense" and prev_bytes * grow > max_dense_bytes):
                     stopped.add(name)
             if name in stopped:
-                row[f"{name}_bytes"] = row[f"{name}_s"] = np.nan
+                row[f"{name}_bytes"] = row[f"{name}_s"] = row[f"{name}_cpu_s"] = np.nan
                 continue
             call = partial(f, Q, K, V)
             row[f"{name}_bytes"] = peak_bytes(call)
-            row[f"{name}_s"] = best_seconds(call, repeats if predicted_s < 1 else 1, warm_up=False)
+            row[f"{name}_s"], row[f"{name}_cpu_s"] = best_seconds(call, repeats if predicted_s < 1 else 1,
+                                                                  warm_up=False)
             last[name] = (n, row[f"{name}_bytes"], row[f"{name}_s"])
         rows.append(row)
     return rows
@@ -88,15 +95,32 @@ def dense_vs_tiled(ns, *, d: int = 64, tile: int = 128, repeats: int = 3, seed: 
 def tile_sweep(n: int, tiles, *, d: int = 64, repeats: int = 3, seed: int = 0) -> list[dict]:
     """Peak memory and best time of :func:`attn.tiled.tiled_attention` at one ``n`` for square tiles.
 
-    Returns one dict per tile size with keys ``tile``, ``bytes``, ``s``.
+    Returns one dict per tile size with keys ``tile``, ``bytes``, ``s`` (wall clock), ``cpu_s``.
     """
     rng = np.random.default_rng(seed)
     Q, K, V = (rng.standard_normal((positive_int(n, "n"), d)) for _ in range(3))  # (n, d) each
     rows = []
     for tile in tiles:
         call = partial(tiled_attention, Q, K, V, tile_q=tile, tile_k=tile)
-        rows.append({"tile": tile, "bytes": peak_bytes(call), "s": best_seconds(call, repeats)})
+        wall, cpu = best_seconds(call, repeats)
+        rows.append({"tile": tile, "bytes": peak_bytes(call), "s": wall, "cpu_s": cpu})
     return rows
+
+
+def _both(job: dict) -> tuple[list[dict], list[dict]]:
+    return dense_vs_tiled(**job["dense_vs_tiled"]), tile_sweep(**job["tile_sweep"])
+
+
+def measure_single_thread(ns, sweep_n: int, tiles, **kwargs) -> tuple[list[dict], list[dict]]:
+    """``dense_vs_tiled(ns, **kwargs)`` and ``tile_sweep(sweep_n, tiles)``, in one fresh process whose
+    BLAS uses a single thread (in the browser, where there are no processes, in this one).
+
+    ``kwargs`` go to :func:`dense_vs_tiled`; ``d`` and ``repeats`` also to :func:`tile_sweep`.
+    """
+    sweep = {k: kwargs[k] for k in ("d", "repeats") if k in kwargs}
+    job = {"dense_vs_tiled": dict(kwargs, ns=list(ns)),
+           "tile_sweep": dict(sweep, n=sweep_n, tiles=list(tiles))}
+    return map_in_two_processes(_both, [job])[0]
 
 
 def fitted_exponent(n, y) -> float:

@@ -1,4 +1,4 @@
-"""Entry point of `make bench`: runs every benchmark under bench/ (the copy task, the Transformer encoder, tiled attention)."""
+"""Entry point of `make bench`: runs every benchmark under bench/ (copy task, Transformer, tiled)."""
 import os
 import subprocess
 import sys
