@@ -32,12 +32,9 @@ from ._checks import check_tiled_attention_inputs, check_tiled_backward_inputs
 class SoftmaxStats(NamedTuple):
     """The two per-query statistics of the softmax that the tiled backward needs.
 
-    Attributes
-    ----------
-    m : ndarray, shape (..., n_q)
-        Largest allowed score of each query; ``-inf`` when the query has no allowed key.
-    l : ndarray, shape (..., n_q)
-        ``sum_j exp(score_j - m)`` over the allowed keys (ℓ); 0 when the query has no allowed key.
+    ``m``, shape (..., n_q): the largest allowed score of each query, ``-inf`` when the query has no
+    allowed key. ``l``, shape (..., n_q): ℓ, the sum of ``exp(score_j - m)`` over the allowed keys,
+    0 when the query has no allowed key.
     """
 
     m: np.ndarray

@@ -383,3 +383,16 @@ def test_dense_vs_tiled_rows_and_stopping_rule():
     assert not np.isnan(rows[2]["tiled_bytes"])
     sweep = tile_sweep(128, [16, 128], d=8, repeats=1)
     assert sweep[0]["bytes"] < sweep[1]["bytes"]  # a larger tile holds a larger block of scores
+
+
+# ---------------------------------------------------------------- the page shows the code that runs
+
+def test_page_includes_the_tiled_source_without_docstrings():
+    from test_activity4_pages import ROOT, includes, lines_without_docstring
+
+    text = (ROOT / "book" / "alem" / "atencao_em_blocos.md").read_text(encoding="utf-8")
+    found = includes(text)
+    for name in ("_online_softmax_step", "tiled_attention", "tiled_attention_backward"):
+        assert found[name]["path"] == "../../attn/tiled.py", name
+        assert found[name]["options"]["lines"] == lines_without_docstring("attn/tiled.py", name), name
+        assert found[name]["label"] == "codigo-" + name.strip("_").replace("_", "-"), name
