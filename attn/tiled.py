@@ -46,10 +46,9 @@ def _tiles(n: int, size: int):
     return [slice(start, min(start + size, n)) for start in range(0, n, size)]
 
 
-def _score_tile(Q, K, mask, rows: slice, cols: slice) -> np.ndarray:
+def _score_tile(Q, K, mask, scale, rows: slice, cols: slice) -> np.ndarray:
     """Scores of the query rows ``rows`` against the key rows ``cols``, ``-inf`` where the mask blocks."""
-    scale = Q.dtype.type(np.sqrt(Q.shape[-1]))  # sqrt(d_k), in Q's dtype, as in the dense version
-    s = Q[..., rows, :] @ np.swapaxes(K[..., cols, :], -1, -2) / scale  # (..., t_q, t_k)
+    s = Q[..., rows, :] @ np.swapaxes(K[..., cols, :], -1, -2) * scale  # (..., t_q, t_k)
     if mask is None:
         return s
     return np.where(mask[..., rows, cols], s, Q.dtype.type(-np.inf))  # (..., t_q, t_k)
@@ -75,7 +74,7 @@ def _online_softmax_step(m, l, acc, s, v):
     return m_new, l, acc
 
 
-def tiled_attention(Q, K, V, mask=None, *, tile_q: int = 128, tile_k: int = 128):
+def tiled_attention(Q, K, V, mask=None, scale=None, *, tile_q: int = 128, tile_k: int = 128):
     r"""Scaled dot-product attention computed tile by tile with an online softmax.
 
     Equal (up to rounding) to :func:`attn.core.scaled_dot_product_attention`, without allocating any
@@ -92,6 +91,8 @@ def tiled_attention(Q, K, V, mask=None, *, tile_q: int = 128, tile_k: int = 128)
     mask : ndarray of bool, shape (n_q, n_k) or (..., n_q, n_k), optional
         True = the query may attend to the key; as in the dense version. Only one tile of it is read
         at a time.
+    scale : float > 0, optional
+        Factor of the scores, :math:`S = \text{scale} \cdot QK^\top`; default :math:`1/\sqrt{d_k}`.
     tile_q, tile_k : int
         Number of query rows and of key rows in a tile (the last tile may be shorter).
 
@@ -109,7 +110,7 @@ def tiled_attention(Q, K, V, mask=None, *, tile_q: int = 128, tile_k: int = 128)
         On the inputs the dense version refuses (with the same messages), or a tile size that is not
         a positive integer.
     """
-    Q, K, V, mask, tile_q, tile_k = check_tiled_attention_inputs(Q, K, V, mask, tile_q, tile_k)
+    Q, K, V, mask, scale, tile_q, tile_k = check_tiled_attention_inputs(Q, K, V, mask, scale, tile_q, tile_k)
     out = np.empty(Q.shape[:-1] + V.shape[-1:], dtype=Q.dtype)  # (..., n_q, d_v)
     m_all = np.empty(Q.shape[:-1], dtype=Q.dtype)  # (..., n_q)
     l_all = np.empty_like(m_all)  # (..., n_q)
@@ -118,7 +119,7 @@ def tiled_attention(Q, K, V, mask=None, *, tile_q: int = 128, tile_k: int = 128)
         l = np.zeros_like(m)  # (..., t_q)
         acc = np.zeros_like(out[..., rows, :])  # (..., t_q, d_v)
         for cols in _tiles(K.shape[-2], tile_k):
-            s = _score_tile(Q, K, mask, rows, cols)  # (..., t_q, t_k)
+            s = _score_tile(Q, K, mask, scale, rows, cols)  # (..., t_q, t_k)
             m, l, acc = _online_softmax_step(m, l, acc, s, V[..., cols, :])  # (..., t_q), (..., t_q, d_v)
         l_safe = np.where(l > 0, l, 1)  # (..., t_q); ℓ = 0: no allowed key, and acc = 0
         out[..., rows, :] = acc / l_safe[..., None]  # (..., t_q, d_v)
@@ -126,7 +127,7 @@ def tiled_attention(Q, K, V, mask=None, *, tile_q: int = 128, tile_k: int = 128)
     return out, SoftmaxStats(m_all, l_all)
 
 
-def tiled_attention_backward(d_out, Q, K, V, output, stats, mask=None, *, tile_q: int = 128,
+def tiled_attention_backward(d_out, Q, K, V, output, stats, mask=None, scale=None, *, tile_q: int = 128,
                              tile_k: int = 128):
     r"""Gradient through :func:`tiled_attention`, tile by tile, without the stored weights.
 
@@ -134,7 +135,7 @@ def tiled_attention_backward(d_out, Q, K, V, output, stats, mask=None, *, tile_q
     :math:`A_{ij} = e^{S_{ij} - m_i} / \ell_i`; with :math:`D_i = \sum_j A_{ij}\,dA_{ij} = dO_i \cdot O_i`:
 
     .. math:: dV = A^\top dO, \quad dA = dO\, V^\top, \quad dS = A \odot (dA - D),
-              \quad dQ = dS\, K / \sqrt{d_k}, \quad dK = dS^\top Q / \sqrt{d_k}
+              \quad dQ = c\, dS\, K, \quad dK = c\, dS^\top Q
 
     the formulas of :func:`attn.backprop.attention_backward`, summed over tiles.
 
@@ -151,6 +152,8 @@ def tiled_attention_backward(d_out, Q, K, V, output, stats, mask=None, *, tile_q
         The statistics returned by the forward (``m`` and ``l``, each of shape (..., n_q)).
     mask : ndarray of bool, shape (n_q, n_k) or (..., n_q, n_k), optional
         The mask given to the forward.
+    scale : float > 0, optional
+        The forward's ``scale`` (:math:`c` above; default :math:`1/\sqrt{d_k}`).
     tile_q, tile_k : int
         Tile sizes (they need not be those of the forward).
 
@@ -160,20 +163,19 @@ def tiled_attention_backward(d_out, Q, K, V, output, stats, mask=None, *, tile_q
     dK : ndarray, shape (..., n_k, d_k)
     dV : ndarray, shape (..., n_k, d_v)
     """
-    d_out, Q, K, V, output, m, l, mask, tile_q, tile_k = check_tiled_backward_inputs(
-        d_out, Q, K, V, output, stats, mask, tile_q, tile_k)
-    scale = Q.dtype.type(1.0 / np.sqrt(Q.shape[-1]))  # 1/sqrt(d_k)
+    d_out, Q, K, V, output, m, l, mask, scale, tile_q, tile_k = check_tiled_backward_inputs(
+        d_out, Q, K, V, output, stats, mask, scale, tile_q, tile_k)
     shift = np.where(np.isneginf(m), 0, m)  # (..., n_q); as in the forward, 0 for a query with no key
     inv_l = np.divide(1, l, out=np.zeros_like(l), where=l > 0)  # (..., n_q); 0 for a query with no key
     D = np.sum(d_out * output, axis=-1)  # (..., n_q)
     dQ, dK, dV = np.zeros_like(Q), np.zeros_like(K), np.zeros_like(V)
     for cols in _tiles(K.shape[-2], tile_k):
         for rows in _tiles(Q.shape[-2], tile_q):
-            s = _score_tile(Q, K, mask, rows, cols)  # (..., t_q, t_k)
+            s = _score_tile(Q, K, mask, scale, rows, cols)  # (..., t_q, t_k)
             a = np.exp(s - shift[..., rows, None]) * inv_l[..., rows, None]  # (..., t_q, t_k): the weights
             dV[..., cols, :] += np.swapaxes(a, -1, -2) @ d_out[..., rows, :]  # (..., t_k, d_v)
             da = d_out[..., rows, :] @ np.swapaxes(V[..., cols, :], -1, -2)  # (..., t_q, t_k)
-            ds = a * (da - D[..., rows, None]) * scale  # (..., t_q, t_k); through the 1/sqrt(d_k)
+            ds = a * (da - D[..., rows, None]) * scale  # (..., t_q, t_k); through S = scale * Q K^T
             dQ[..., rows, :] += ds @ K[..., cols, :]  # (..., t_q, d_k)
             dK[..., cols, :] += np.swapaxes(ds, -1, -2) @ Q[..., rows, :]  # (..., t_k, d_k)
     return dQ, dK, dV

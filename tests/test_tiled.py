@@ -118,6 +118,20 @@ def test_stats_are_a_named_pair():
     assert isinstance(stats, SoftmaxStats) and stats.m.shape == stats.l.shape == (3,)
 
 
+@pytest.mark.parametrize("scale", [1.0, 0.05, 3])
+def test_scale_as_in_the_dense_version(scale):
+    Q, K, V = inputs(17, (2,), 11, 13)
+    mask = masks((2,), 11, 13)["random"]
+    out, w = attn.scaled_dot_product_attention(Q, K, V, mask, scale)
+    got, stats = tiled_attention(Q, K, V, mask, scale, tile_q=4, tile_k=5)
+    np.testing.assert_allclose(got, out, rtol=1e-12, atol=1e-12)
+    P = probe(out.shape, 18)
+    ref = attention_backward(P, Q, K, V, w, scale)
+    grads = tiled_attention_backward(P, Q, K, V, got, stats, mask, scale, tile_q=3, tile_k=7)
+    for a, b in zip(grads, ref, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
 # ---------------------------------------------------------------- forward: properties
 
 finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
@@ -279,6 +293,7 @@ BAD = {
     "mask batch": (np.stack([Q1, Q1]), np.stack([K1, K1]), np.stack([V1, V1]), np.ones((1, 2, 3), bool)),
     "nan": (Q1, NAN_K, V1, None),
     "inf": (Q1, K1, INF_V, None),
+    "scale": (Q1, K1, V1, None, 0.0),
 }
 
 
@@ -292,7 +307,7 @@ def test_same_errors_as_the_dense_version(case):
     assert str(tiled.value) == str(dense.value)
     out = np.zeros((2, 2))
     with pytest.raises(ValueError) as back:
-        tiled_attention_backward(out, *args[:3], out, (np.zeros(2), np.ones(2)), args[3])
+        tiled_attention_backward(out, *args[:3], out, (np.zeros(2), np.ones(2)), *args[3:])
     assert str(back.value) == str(dense.value)
 
 
