@@ -82,15 +82,12 @@ def tiled_attention(Q, K, V, mask=None, scale=None, *, tile_q: int = 128, tile_k
 
     Parameters
     ----------
-    Q : ndarray, shape (..., n_q, d_k)
-        Queries.
-    K : ndarray, shape (..., n_k, d_k)
-        Keys; the leading ``...`` batch dimensions must equal those of ``Q``.
-    V : ndarray, shape (..., n_k, d_v)
-        Values; same batch dimensions and same ``n_k`` as ``K``.
+    Q, K, V : ndarray, shapes (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v)
+        Queries, keys and values, with the dense version's rules: the same batch dimensions ``...``,
+        the same ``d_k`` for Q and K, the same ``n_k`` for K and V, no broadcasting.
     mask : ndarray of bool, shape (n_q, n_k) or (..., n_q, n_k), optional
-        True = the query may attend to the key; as in the dense version. Only one tile of it is read
-        at a time.
+        True = the query may attend to the key, a 2-D mask for every batch element, as in the dense
+        version. Only one tile of it is read at a time.
     scale : float > 0, optional
         Factor of the scores, :math:`S = \text{scale} \cdot QK^\top`; default :math:`1/\sqrt{d_k}`.
     tile_q, tile_k : int
@@ -142,10 +139,9 @@ def tiled_attention_backward(d_out, Q, K, V, output, stats, mask=None, scale=Non
     Parameters
     ----------
     d_out : array_like, shape (..., n_q, d_v)
-        Gradient with respect to the attention output.
-    Q : array_like, shape (..., n_q, d_k)
-    K : array_like, shape (..., n_k, d_k)
-    V : array_like, shape (..., n_k, d_v)
+        Gradient of the loss with respect to the forward's output.
+    Q, K, V : array_like, shapes (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v)
+        The forward's inputs.
     output : array_like, shape (..., n_q, d_v)
         The output returned by the forward.
     stats : SoftmaxStats

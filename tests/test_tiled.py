@@ -5,7 +5,6 @@ same checks on a copy of attn/tiled.py with a deliberately wrong rescaling of th
 them fail. Oracles: torch's F.scaled_dot_product_attention (forward) and its autograd (backward).
 """
 import inspect
-import tracemalloc
 import types
 
 import numpy as np
@@ -20,6 +19,7 @@ from test_backprop import assert_close_grad, numeric_grad, probe
 import attn
 import attn.tiled
 from attn.backprop import attention_backward
+from attn.measure import peak_bytes
 from attn.tiled import SoftmaxStats, tiled_attention, tiled_attention_backward
 
 TOL = {np.float64: 1e-12, np.float32: 1e-5}
@@ -177,15 +177,6 @@ def test_property_result_does_not_depend_on_tile_sizes(case, tile_q2, tile_k2):
 
 
 # ---------------------------------------------------------------- memory: no n_q x n_k array
-
-def peak_bytes(f):
-    tracemalloc.start()
-    try:
-        f()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
 
 def assert_no_full_score_matrix(tile_q, tile_k, n=1024):
     """Peak memory of one call stays below a quarter of one n x n float64 matrix."""
@@ -369,8 +360,6 @@ def test_a_wrong_rescaling_of_l_fails_the_checks(wrong, check, mask_name):
 # ---------------------------------------------------------------- attn.measure (what the bench and the page use)
 
 def test_peak_bytes_counts_what_the_call_allocates():
-    from attn.measure import peak_bytes
-
     big = np.ones(10**6)  # exists before: not counted
     assert 8e6 <= peak_bytes(lambda: np.zeros(10**6) + 1.0) < 1.7e7  # two 8 MB buffers at most
     assert peak_bytes(lambda: big.sum()) < 1e5
