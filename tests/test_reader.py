@@ -312,3 +312,82 @@ def test_wide_display_formulas_show_that_they_scroll(site):
         assert all("gradient" in c or "rgb" in c.split(" none")[0] for c in cues), cues
     finally:
         context.close()
+
+
+# --------------------------------------------------------------------------- 6. a returning student
+
+LITE_NOTEBOOK = "book/atividade4/ex1_atencao_produto_escalar.ipynb"
+MY_EDIT = "MINHA EDIÇÃO DESTE NOTEBOOK"
+SITE_UPDATE = "TEXTO DA VERSÃO NOVA DO SITE"
+OPEN_JS = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  return !!(w && w.context && w.context.isReady && w.content && w.content.model); }"""
+MARKDOWN_JS = """() => { const m = window.jupyterapp.shell.currentWidget.content.model; const out = [];
+  for (let i = 0; i < m.cells.length; i++) { const c = m.cells.get(i);
+    if (c.type === 'markdown') out.push(c.sharedModel.getSource()); }
+  return out.join('\\n'); }"""
+EDIT_AND_SAVE_JS = """async (text) => { const w = window.jupyterapp.shell.currentWidget; const m = w.content.model;
+  for (let i = 0; i < m.cells.length; i++) { const c = m.cells.get(i);
+    if (c.type === 'markdown') { c.sharedModel.setSource(text); break; } }
+  await w.context.save(); }"""
+
+
+class UpdatedSiteHandler(PagesHandler):
+    """The test site, where a path in ``updated`` serves other bytes (the site after an update)."""
+
+    updated: dict[str, bytes] = {}
+
+    def do_GET(self):  # noqa: N802 (http.server API)
+        body = self.updated.get(self.path.split("?")[0])
+        if body is None:
+            return super().do_GET()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_a_returning_student_gets_the_updated_notebook_and_keeps_their_copy():
+    lite_file = HTML_DIR / "lite" / "files" / LITE_NOTEBOOK
+    if not lite_file.is_file():
+        pytest.fail(f"no in-browser build in {HTML_DIR / 'lite'}: run `make book`")
+    from playwright.sync_api import sync_playwright
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), UpdatedSiteHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
+    url = base + f"lite/notebooks/index.html?path={LITE_NOTEBOOK}"
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                context = browser.new_context(viewport=DESKTOP, locale="pt-BR")
+                page = context.new_page()
+                page.goto(url, wait_until="load")
+                page.wait_for_function(OPEN_JS, timeout=120_000)
+                page.evaluate(EDIT_AND_SAVE_JS, MY_EDIT)  # the student's change, autosaved by the app
+                page.close()
+
+                notebook = json.loads(lite_file.read_text(encoding="utf-8"))  # the site is updated
+                cell = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
+                cell["source"] = SITE_UPDATE
+                notebook["metadata"].setdefault("course_site", {})["version"] = "a-later-version"
+                UpdatedSiteHandler.updated[PREFIX + "lite/files/" + LITE_NOTEBOOK] = json.dumps(notebook).encode()
+
+                page = context.new_page()  # the student comes back (same browser storage)
+                page.goto(url, wait_until="load")
+                page.wait_for_function(OPEN_JS, timeout=120_000)
+                shown = page.evaluate(MARKDOWN_JS)
+                kept_path = LITE_NOTEBOOK.replace(".ipynb", " (sua cópia anterior).ipynb")
+                kept = page.evaluate("""async (p) => { try {
+                    const m = await window.jupyterapp.serviceManager.contents.get(p);
+                    return JSON.stringify(m.content); } catch (e) { return null; } }""", kept_path)
+                context.close()
+            finally:
+                browser.close()
+    finally:
+        UpdatedSiteHandler.updated.clear()
+        server.shutdown()
+        server.server_close()
+    assert MY_EDIT not in shown and SITE_UPDATE in shown, "the app reopened the stale copy, not the updated notebook"
+    assert kept is not None and MY_EDIT in kept, f"the student's own copy is gone (no {kept_path})"

@@ -285,7 +285,8 @@ def _markdown_cell(cell_id: str, text: str, attachments: dict[str, tuple[str, by
     return cell
 
 
-CODE = re.compile(r"^(`{3,}).*?^\1\s*$|`[^`\n]+`", re.M | re.S)  # fenced blocks and inline code
+# Fenced code blocks and inline code (not a directive's fence, not a role's content).
+CODE = re.compile(r"^(`{3,})(?!\{).*?^\1\s*$|(?<!\})`[^`\n]+`", re.M | re.S)
 
 
 def myst_leftovers(text: str) -> list[str]:
@@ -297,3 +298,34 @@ def myst_leftovers(text: str) -> list[str]:
 def page_url(site_url: str, docname: str) -> str:
     """The published URL of a page (``html_baseurl`` + ``docname.html``)."""
     return site_url.rstrip("/") + "/" + posixpath.normpath(docname) + ".html"
+
+
+# --------------------------------------------------------------------------- in the HTML build
+
+STORE = "runnable-notebooks"  # beside the doctrees: one converted notebook per notebook page
+
+
+def converted_path(app, docname: str) -> Path:
+    return Path(app.doctreedir).parent / STORE / f"{docname}.ipynb"
+
+
+def _convert(app, doctree: nodes.document, docname: str) -> None:
+    """Write the page's runnable notebook (read by downloads.py when the build finishes)."""
+    if app.builder.format != "html" or "kernelspec" not in app.env.metadata.get(docname, {}):
+        return
+    import json
+
+    from myst_nb.core.read import read_myst_markdown_notebook
+
+    source = Path(app.env.doc2path(docname)).read_text(encoding="utf-8")
+    notebook = read_myst_markdown_notebook(source, add_source_map=True)
+    converted = notebook_from_doctree(doctree, notebook, app.builder, docname,
+                                      page_url(app.config.html_baseurl, docname))
+    path = converted_path(app, docname)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(converted, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def setup(app) -> None:
+    app.setup_extension("sphinx_markdown_builder")  # its translator's config values (defaults kept)
+    app.connect("doctree-resolved", _convert)
