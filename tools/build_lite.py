@@ -19,8 +19,8 @@ for the browser get a short variant (HEAVY, in tools/sphinx_site/lite.py: the si
 too). Each notebook carries a hash of its content (``metadata.course_site.version``): before the
 app starts, ``lite/fresh-notebooks.js`` moves aside a copy the browser kept of an older version
 (JupyterLite's stored copy wins over the served file), so a returning student opens the current
-notebook and finds their own next to it. The app is rebuilt from scratch whenever an input changes (an incremental ``jupyter lite
-build`` once fell back to the CDN), and left alone otherwise.
+notebook and finds their own next to it. The app is rebuilt from scratch whenever an input
+changes (an incremental ``jupyter lite build`` once fell back to the CDN), and left alone otherwise.
 
 Usage: python tools/build_lite.py [BUILD_DIR]   (default: _build). Prints the size of lite/.
 """
@@ -203,8 +203,10 @@ def _fresh_notebooks(output: Path) -> None:
         text = page.read_text(encoding="utf-8")
         boot = "        await import(\n          '../config-utils.js"
         if boot not in text:
-            raise SystemExit(f"build_lite: {page}: JupyterLite's start-up script changed (update _fresh_notebooks)")
-        text = text.replace(boot, "        await (await import('../fresh-notebooks.js')).default;\n" + boot, 1)
+            raise SystemExit(f"build_lite: {page}: JupyterLite's start-up script changed "
+                             "(update _fresh_notebooks)")
+        first = "        await (await import('../fresh-notebooks.js')).default;\n"
+        text = text.replace(boot, first + boot, 1)
         if (page.parent / "favicon.ico").is_file():
             text = text.replace('<meta charset="utf-8" />',
                                 '<meta charset="utf-8" />\n    <link rel="icon" href="favicon.ico" />', 1)

@@ -5,7 +5,7 @@
 // (metadata.course_site.version, written by build_lite.py); a kept copy of another version is moved
 // aside as "<name> (sua cópia anterior).ipynb", so the app opens the current notebook and the
 // student's own work is still there, next to it.
-const LITE_ROOT = new URL("../", import.meta.url); // this file is lite/fresh-notebooks.js
+const LITE_ROOT = new URL("./", import.meta.url); // lite/ (this file is lite/fresh-notebooks.js)
 // JupyterLite's name for its contents store (@jupyterlite/services-extension:default-drive).
 const DB_NAME = `JupyterLite Storage - ${LITE_ROOT.pathname}`;
 const STORE = "files";

@@ -23,4 +23,12 @@ if (typeof messages === "object" && typeof locale === "string") {
     copy_failure: "Não foi possível copiar",
   };
   locale = "pt-BR"; // eslint-disable-line no-global-assign
+  // Its icon's <title> (the button's name) was written in English when it loaded: name the buttons
+  // once it has added them (its own DOMContentLoaded handler ran before this one).
+  document.addEventListener("DOMContentLoaded", () => {
+    document.querySelectorAll("button.copybtn").forEach((button) => {
+      button.setAttribute("aria-label", messages["pt-BR"].copy_to_clipboard);
+      button.querySelectorAll("svg title").forEach((title) => { title.textContent = messages["pt-BR"].copy_to_clipboard; });
+    });
+  });
 }
