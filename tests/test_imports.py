@@ -139,3 +139,55 @@ def test_a_package_importing_its_own_modules_is_no_circle(tmp_path):
     graph = import_graph(roots)
     assert graph == {"pkg": {"pkg.a", "pkg.b"}, "pkg.a": {"pkg.b"}, "pkg.b": set(), "script": {"pkg", "pkg.a"}}
     assert circles(graph) == []
+
+
+# attn's layers (ARCHITECTURE.md): a module imports only from its own layer or the layers below it.
+# The book helpers stand aside: they import only the base, and no model or experiment imports them.
+# A new module must be placed here; the test names any module it does not know.
+ATTN_LAYERS = {
+    "base": {"attn._checks", "attn._parallel"},
+    "primitives": {"attn.core", "attn.classic", "attn.multihead", "attn.multihead_luong",
+                   "attn.self_attention", "attn.encoder", "attn.positional"},
+    "training": {"attn.backprop", "attn.optim", "attn.gru", "attn.seq2seq", "attn.transformer"},
+    "experiments": {"attn.copytask", "attn.tasks"},
+    "book": {"attn.plotting", "attn.diagrams", "attn.prose"},
+}
+LAYER_ORDER = ["base", "primitives", "training", "experiments"]
+
+
+def layer_violations(graph: dict[str, set[str]], layers: dict[str, set[str]]) -> list[str]:
+    """Each import of a higher layer (or of a book helper by a model), as 'importer -> imported'."""
+    where = {module: layer for layer, modules in layers.items() for module in modules}
+    rank = {layer: i for i, layer in enumerate(LAYER_ORDER)}
+    found = []
+    for module, imported in sorted(graph.items()):
+        if module not in where:
+            continue
+        for target in sorted(imported):
+            if target not in where:
+                continue
+            mine, theirs = where[module], where[target]
+            allowed = theirs == "base" if mine == "book" else theirs != "book" and rank[theirs] <= rank[mine]
+            if not allowed:
+                found.append(f"{module} ({mine}) -> {target} ({theirs})")
+    return found
+
+
+def test_every_attn_module_has_a_layer():
+    modules = {name for name in project_modules(SOURCE_ROOTS) if name.startswith("attn.")}
+    placed = set().union(*ATTN_LAYERS.values())
+    assert sorted(modules - placed) == [], "place the new module in ATTN_LAYERS (ARCHITECTURE.md)"
+    assert sorted(placed - modules) == []
+
+
+def test_attn_layers_import_only_downwards():
+    assert layer_violations(import_graph(SOURCE_ROOTS), ATTN_LAYERS) == []
+
+
+def test_an_upward_import_is_a_violation():
+    graph = {"attn.core": {"attn.backprop", "attn._checks"}, "attn.backprop": {"attn.core"},
+             "attn.plotting": {"attn.core"}}
+    assert layer_violations(graph, ATTN_LAYERS) == [
+        "attn.core (primitives) -> attn.backprop (training)",
+        "attn.plotting (book) -> attn.core (primitives)",
+    ]
