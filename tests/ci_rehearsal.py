@@ -164,10 +164,12 @@ class Context:
 
 def _base_env(workspace: Path, runner_temp: Path, repository: str) -> dict[str, str]:
     """What a runner gives every job: the machine's basics (PATH without this worktree), its pip
-    configuration (PIP_*), and GitHub's default variables. Nothing else leaks in (no MAKEFLAGS,
-    VIRTUAL_ENV, PYTEST_* or PYTHONPATH of the process that started the rehearsal)."""
+    configuration (PIP_*) and trust store (the CA bundle variables), and GitHub's default variables.
+    Nothing else leaks in (no MAKEFLAGS, VIRTUAL_ENV, PYTEST_* or PYTHONPATH of the process that
+    started the rehearsal)."""
     keep = ("HOME", "LANG", "LC_ALL", "TERM", "USER", "TZ")
-    env = {k: v for k, v in os.environ.items() if k in keep or k.startswith("PIP_")}
+    env = {k: v for k, v in os.environ.items()
+           if k in keep or k.startswith("PIP_") or re.search(r"CA_CERTS|CAINFO|CERT_(FILE|DIR)|CA_BUNDLE", k)}
     outside = [p for p in os.environ.get("PATH", "").split(os.pathsep)
                if p and not Path(p).resolve().is_relative_to(ROOT)]
     env["PATH"] = os.pathsep.join(outside)
