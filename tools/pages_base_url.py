@@ -2,7 +2,7 @@
 
 The URL is the ``html_url`` of GitHub's REST API ``GET /repos/{owner}/{repo}/pages``, without its
 trailing slash: a custom domain and a ``<user>.github.io`` repository come out right
-(tools/site_ext.py reads it as ``PAGES_BASE_URL``). Standard library only: it runs before the
+(tools/sphinx_site/identity.py reads it as ``PAGES_BASE_URL``). Standard library only: it runs before the
 virtual environment exists. When Pages is not enabled, it fails and says what to switch on.
 
 Environment: ``GITHUB_API_URL`` and ``GITHUB_REPOSITORY`` (set by GitHub Actions), ``GH_TOKEN`` (the
