@@ -11,7 +11,7 @@ LITE_STAMP := $(VENV)/.lite-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
 ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit site nbval lint sysdeps clean bench copy-task transformer mathjax lab lite lighthouse
+.PHONY: book test unit site nbval rehearsal FORCE lint sysdeps clean bench copy-task transformer mathjax lab lite lighthouse
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -87,13 +87,26 @@ NBVAL_TEST = $(BIN)/python -m pytest _build/jupyter_execute \
 	--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 unit: $(DEV_STAMP)
-	$(BIN)/python -m pytest tests -q -m "not site" -p no:cacheprovider
+	$(BIN)/python -m pytest tests -q -m "not site and not rehearsal" -p no:cacheprovider
 
 site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-jar
 	$(SITE_TEST)
 
 nbval: $(DEV_STAMP)
 	$(NBVAL_TEST)
+
+# The workflow's test jobs rehearsed (tests/ci_rehearsal.py): each on a fresh clone of HEAD plus the
+# build's artifact, as GitHub Actions runs it. `make test` re-runs it when HEAD or the build changed.
+REHEARSAL_KEY = $(shell { git rev-parse HEAD; find _build/html _build/jupyter_execute _build/.jupyter_cache \
+	_build/site-identity.json -type f -printf '%P %T@ %s\n' 2>/dev/null | sort; } | sha256sum | cut -c1-16)
+rehearsal: $(DEV_STAMP)
+	$(BIN)/python -m pytest tests/test_ci_rehearsal.py -m rehearsal -p no:cacheprovider -rA
+	@echo $(REHEARSAL_KEY) > _build/.rehearsal-passed
+
+_build/.rehearsal-passed: FORCE
+	@if [ "$$(cat $@ 2>/dev/null)" != "$(REHEARSAL_KEY)" ]; then $(MAKE) --no-print-directory rehearsal; fi
+
+FORCE:
 
 # Unit, property, oracle, notebook-hygiene, lint, workflow and publish tests always run; the two slow
 # stages (the browser crawl of the site and nbval's re-execution of every notebook) re-run only when
@@ -102,7 +115,7 @@ nbval: $(DEV_STAMP)
 # is done (a unit failure stops there, as before); --output-sync keeps each stage's log in one piece.
 test: $(DEV_STAMP) sysdeps book
 	@$(MAKE) --no-print-directory -j$(STAGE_JOBS) --output-sync=target \
-		_build/.nbval-passed unit _build/.site-passed
+		_build/.nbval-passed unit _build/.site-passed _build/.rehearsal-passed
 
 _build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py tests/test_lite.py \
 		tests/test_html_valid.py tests/test_reader.py
