@@ -28,7 +28,7 @@ $(DEV_STAMP): $(LAB_STAMP) requirements-dev.txt
 # site by tools/sphinx_site/mathjax.py, never committed. `npm ci` recreates node_modules/, hence the stamp.
 # The same install brings the test tools axe-core (browser test) and vnu-jar (HTML validity).
 MATHJAX_STAMP := node_modules/.mathjax-installed
-$(MATHJAX_STAMP): package.json package-lock.json $(BOOK_STAMP)
+$(MATHJAX_STAMP): package.json package-lock.json | $(BOOK_STAMP)  # npm from .venv; re-run only when the lock changes
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	@touch $@
 
