@@ -21,10 +21,10 @@ HEAVY = {
     ],
     "book/alem/transformer_treinado": [
         (r'^inv_cfg = TaskConfig\(task="reverse", steps=STEPS\["reverse"\]\)$',
-         'inv_cfg = TaskConfig(task="reverse", steps=50, warmup=10, eval_every=10)  '
+         'inv_cfg = TaskConfig(task="reverse", steps=30, warmup=10, eval_every=10)  '
          '# versão curta para o navegador (o site usa steps=STEPS["reverse"])'),
         (r'^cont_cfg = TaskConfig\(task="count", steps=STEPS\["count"\]\)$',
-         'cont_cfg = TaskConfig(task="count", steps=70, warmup=10, eval_every=10)  '
+         'cont_cfg = TaskConfig(task="count", steps=40, warmup=10, eval_every=10)  '
          '# versão curta (o site usa steps=STEPS["count"])'),
         (r"^resultados, parede = run_many\(variantes\.values\(\)\)$",
          f"{PROGRESS_IMPORT}\n"
