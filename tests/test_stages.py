@@ -91,3 +91,24 @@ def test_site_key_follows_every_file_of_the_site(tmp_path, monkeypatch):
 @pytest.mark.parametrize("argv", [[], ["todo"], ["run", "nbval"], ["todo", "unit"]])
 def test_bad_usage_is_refused(argv, capsys):
     assert stages.main(argv) == 2
+
+
+def test_a_kept_browser_result_lasts_while_its_files_are_the_same(tmp_path, monkeypatch):
+    import test_site
+
+    monkeypatch.setattr(test_site, "HTML_DIR", tmp_path / "html")
+    monkeypatch.setattr(test_site, "VISITS_DIR", tmp_path / "visits")
+    (tmp_path / "html").mkdir()
+    page, style = tmp_path / "html" / "p.html", tmp_path / "html" / "s.css"
+    page.write_text("<p>a</p>", encoding="utf-8")
+    style.write_text("p {}", encoding="utf-8")
+    base = "http://127.0.0.1:1234/site/"
+    result = {"url": base + "p.html", "links": [base + "q.html#x"], "errors": []}
+    test_site.keep_result("visit p", "ctx", base, ["p.html", "s.css"], result)
+    other = "http://127.0.0.1:999/site/"  # the next run's server: the addresses follow it
+    assert test_site.kept_result("visit p", "ctx", other) == {
+        "url": other + "p.html", "links": [other + "q.html#x"], "errors": []}
+    assert test_site.kept_result("visit p", "other test code", other) is None
+    assert test_site.kept_result("visit q", "ctx", other) is None
+    style.write_text("p { color: red }", encoding="utf-8")  # a file the visit was served changed
+    assert test_site.kept_result("visit p", "ctx", other) is None
