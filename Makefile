@@ -80,7 +80,7 @@ sysdeps:
 
 # The test stages. CI runs each as its own job over the build job's artifact (no second build);
 # `make test` runs them here after `make book`, all three at once.
-SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py -m site \
+SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py -m site \
 	-p no:cacheprovider
 NBVAL_TEST = $(BIN)/python -m pytest \
 	--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
