@@ -29,8 +29,8 @@ EXECUTED = BUILD / "jupyter_execute"
 STAMPS = BUILD / ".stage-keys"
 NBVAL_DEPENDS = ("attn/*.py", "pyproject.toml", "constraints.txt", "requirements*.txt",
                  "tests/nbval_sanitize.cfg")
-SITE_DEPENDS = ("tests/test_site.py", "tests/test_lite.py", "tests/test_html_valid.py", "tests/test_reader.py",
-                "package-lock.json", "tools/build_lite.py")
+SITE_DEPENDS = ("tests/test_site.py", "tests/test_lite.py", "tests/test_html_valid.py",
+                "tests/test_reader.py", "package-lock.json", "tools/build_lite.py")
 
 
 def _files_digest(patterns, digest) -> None:
