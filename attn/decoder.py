@@ -89,7 +89,7 @@ def project_heads(x, W) -> np.ndarray:
     -------
     ndarray, shape (..., h, n, d_k)
     """
-    return np.einsum("...nd,hdk->...hnk", x, W)  # (..., h, n, d_k)
+    return np.einsum("...nd,hdk->...hnk", x, W, optimize=True)  # (..., h, n, d_k)
 
 
 def cross_attention_cache(memory, cross_mha) -> dict:
