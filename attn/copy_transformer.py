@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from ._parallel import map_in_two_processes
 from .copytask import CopyConfig, make_batch, training_lengths
 from .encdec import SITES, EncoderDecoder
 from .optim import Adam, clip_grad_norm, cosine_lr
+from .seq2seq import Seq2Seq
 
 
 @dataclass(frozen=True)
@@ -171,8 +172,19 @@ def run_gru(cfg: CopyConfig) -> dict:
     """
     model, history = copytask.train(cfg)
     accuracy = copytask.evaluate(model, cfg.eval_lengths, cfg.eval_per_length, cfg.n_symbols, seed=12345)
-    return {"kind": "gru", "config": asdict(cfg), "params": model.params, "n_params": model.n_params(),
+    return {"kind": "gru", "config": cfg, "params": model.params, "n_params": model.n_params(),
             "history": history, "accuracy": accuracy}
+
+
+def trained_model(result: dict):
+    """The trained model of a :func:`run_job` result: an EncoderDecoder or a :class:`attn.seq2seq.Seq2Seq`."""
+    if result["kind"] == "transformer":
+        return model_from_params(result["config"], result["params"])
+    cfg = result["config"]
+    model = Seq2Seq(cfg.vocab_size, cfg.emb_size, cfg.hidden_size, cfg.attention, cfg.d_attn, seed=cfg.seed)
+    for k, v in result["params"].items():
+        model.params[k][...] = v
+    return model
 
 
 def run_job(cfg) -> dict:
