@@ -58,12 +58,15 @@ def new_model(cfg: TransformerCopyConfig, dtype=np.float32) -> EncoderDecoder:
                           max_len=cfg.max_len, seed=cfg.seed, dtype=dtype)
 
 
-def model_from_params(cfg: TransformerCopyConfig, params: dict) -> EncoderDecoder:
-    """Rebuild a trained model from its configuration and weights."""
-    model = new_model(cfg)
+def _with_params(model, params: dict):
     for k, v in params.items():
         model.params[k][...] = v
     return model
+
+
+def model_from_params(cfg: TransformerCopyConfig, params: dict) -> EncoderDecoder:
+    """Rebuild a trained model from its configuration and weights."""
+    return _with_params(new_model(cfg), params)
 
 
 def mid_evaluation(model, data: CopyConfig) -> dict:
@@ -182,9 +185,7 @@ def trained_model(result: dict):
         return model_from_params(result["config"], result["params"])
     cfg = result["config"]
     model = Seq2Seq(cfg.vocab_size, cfg.emb_size, cfg.hidden_size, cfg.attention, cfg.d_attn, seed=cfg.seed)
-    for k, v in result["params"].items():
-        model.params[k][...] = v
-    return model
+    return _with_params(model, result["params"])
 
 
 def run_job(cfg) -> dict:

@@ -14,24 +14,13 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy is imported
 import argparse  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+from transformer import best_of  # noqa: E402  (bench/transformer.py: run as a script, bench/ is on the path)
 
 from attn.copy_transformer import TransformerCopyConfig, new_model  # noqa: E402
 from attn.copytask import make_batch  # noqa: E402
 from attn.optim import Adam, clip_grad_norm  # noqa: E402
-
-
-def best_of(step, repeats):
-    """Best wall-clock and best CPU time of ``repeats`` calls (after one warm-up call)."""
-    step()
-    wall = cpu = np.inf
-    for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
-        step()
-        wall, cpu = min(wall, time.perf_counter() - t0), min(cpu, time.process_time() - c0)
-    return wall, cpu
 
 
 def batch(cfg, L):

@@ -61,6 +61,17 @@ HEAVY = {
          "(the site's run: CopyConfig())"),
         (r"run_both\(cfg\)", "run_both(cfg, parallel=False)"),  # no processes in the browser
     ],
+    "book/alem/transformer_copia": [  # comments in Portuguese: the reader sees them in the notebook
+        (r"^SEMENTES = \(0, 1, 2\)$", "SEMENTES = (0,)  # versão curta (no site: (0, 1, 2))"),
+        (r"^base = TransformerCopyConfig\(\)$",
+         "base = TransformerCopyConfig(steps=40, eval_every=20, data=replace(TransformerCopyConfig().data, "
+         "eval_per_length=30))  # versão curta (no site: TransformerCopyConfig())"),
+        (r"^L_CURTO, PASSOS_CURTO, PASSOS_GRU_CURTO = 20, 200, 600$",
+         "L_CURTO, PASSOS_CURTO, PASSOS_GRU_CURTO = 20, 30, 40  # versão curta (no site: 20, 200, 600)"),
+        (r"^N_CRONO, L_CRONO = 100, 80$", "N_CRONO, L_CRONO = 10, 40  # versão curta (no site: 100, 80)"),
+        (r"^N_MAPA, L_MAPA, N_ABL = 200, 40, 100$",
+         "N_MAPA, L_MAPA, N_ABL = 20, 40, 10  # versão curta (no site: 200, 40, 100)"),
+    ],
 }
 # The targets a page asserts hold for the site's full training, not for a short one: in a short
 # variant each `assert` line becomes a no-op that keeps the check readable as a comment.
