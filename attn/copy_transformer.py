@@ -42,14 +42,14 @@ class TransformerCopyConfig:
     d_ff: int = 64
     num_layers: int = 1
     max_len: int = 128  # rows of the PE table: the longest sequence the model can read
-    steps: int = 500
-    lr: float = 5e-3
+    steps: int = 300
+    lr: float = 1e-2
     beta2: float = 0.98
     warmup: int = 50
     final_lr: float = 1e-4
     clip: float = 1.0
     seed: int = 0
-    eval_every: int = 50  # steps between mid-training evaluations (0 = none)
+    eval_every: int = 100  # steps between mid-training evaluations (0 = none)
 
 
 def new_model(cfg: TransformerCopyConfig, dtype=np.float32) -> EncoderDecoder:
