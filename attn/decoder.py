@@ -155,7 +155,7 @@ def decoder_block_step(y_t, self_cache, cross_cache, self_mha, cross_mha, p, cro
     y_t, t, W = check_decoder_step_inputs(y_t, self_cache, cross_cache, self_mha, cross_mha, cross_mask)
     self_cache["k"][:, :, t:t + 1] = project_heads(y_t, W["self_k"])  # (B, h, 1, d_k)
     self_cache["v"][:, :, t:t + 1] = project_heads(y_t, W["self_v"])  # (B, h, 1, d_k)
-    self_cache["t"] = t + 1
+    self_cache["t"] = t + 1  # (): positions now in the cache
     q = project_heads(y_t, W["self_q"])  # (B, h, 1, d_k): one query row
     k, v = self_cache["k"][:, :, :t + 1], self_cache["v"][:, :, :t + 1]  # (B, h, t + 1, d_k)
     heads, self_weights = scaled_dot_product_attention(q, k, v)  # (B, h, 1, d_k), (B, h, 1, t + 1)
@@ -163,7 +163,8 @@ def decoder_block_step(y_t, self_cache, cross_cache, self_mha, cross_mha, p, cro
     h1 = layer_norm(z1, p["gamma1"], p["beta1"], eps)  # (B, 1, d_model)
     q = project_heads(h1, W["cross_q"])  # (B, h, 1, d_k)
     mask = np.broadcast_to(cross_mask[:, None, None, :], q.shape[:3] + cross_mask.shape[-1:])  # (B, h, 1, S)
-    heads, cross_weights = scaled_dot_product_attention(q, cross_cache["k"], cross_cache["v"], mask)
+    k, v = cross_cache["k"], cross_cache["v"]  # (B, h, S, d_k), projected once per sequence
+    heads, cross_weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, 1, d_k), (B, h, 1, S)
     z2 = h1 + cross_mha.concat_heads(heads) @ W["cross_o"]  # (B, 1, d_model)
     h2 = layer_norm(z2, p["gamma2"], p["beta2"], eps)  # (B, 1, d_model)
     f = ffn(h2, p["W1"], p["b1"], p["W2"], p["b2"])  # (B, 1, d_model)

@@ -195,3 +195,26 @@ def test_error_model_inputs():
         model.generate(np.array([[2]]), np.array([1]), 7, bos=1)
     with pytest.raises(ValueError, match=r"head \('cross', 1, 0\) is not one of the model's"):
         model.without_heads([("cross", 1, 0)])
+
+
+# ---------------------------------------------------------------- the code the page shows
+
+@pytest.mark.parametrize("name, check", [("transformer_decoder_block", "check_decoder_inputs"),
+                                         ("decoder_block_step", "check_decoder_step_inputs")])
+def test_shown_decoder_functions_validate_first_and_comment_every_shape(name, check):
+    """One check_* call first, no validation after it, and a shape comment on every line of math."""
+    import ast
+    import inspect
+
+    import attn.decoder as decoder
+
+    source = inspect.getsource(getattr(decoder, name))
+    node = ast.parse(source).body[0]
+    body = node.body[1:]  # without the docstring
+    assert ast.unparse(body[0]).split("=", 1)[1].strip().startswith(f"{check}(")
+    later = "\n".join(ast.unparse(s) for s in body[1:])
+    assert "check_" not in later and "raise " not in later
+    lines = source.splitlines()
+    for stmt in body[1:]:
+        text = lines[stmt.end_lineno - 1]
+        assert "# (" in text or "# (" in lines[stmt.lineno - 1], f"{name}: no shape comment on {text.strip()!r}"
