@@ -27,14 +27,19 @@ import copy
 
 import numpy as np
 
-from ._checks import positive_int, shape_str
-from .backprop import BLOCK_KEYS, encoder_block_backward, encoder_block_forward, softmax_cross_entropy
+from ._checks import check_lengths, check_tokens, positive_int, shape_str
+from .backprop import (
+    BLOCK_KEYS,
+    embedding_backward,
+    encoder_block_backward,
+    encoder_block_forward,
+    softmax_cross_entropy,
+)
 from .core import causal_mask, padding_mask
 from .decoder import DECODER_KEYS, cross_attention_cache, decoder_block_step, empty_self_cache
 from .decoder_backprop import ATTENTION_KEYS, decoder_block_backward, decoder_block_forward
 from .multihead import MultiHeadAttention
 from .positional import positional_encoding
-from .seq2seq import _int_tokens, _lengths, _one_hot_scatter
 
 SITES = ("enc", "self", "cross")  # a head's place: encoder self-attention, decoder self- or cross-attention
 
@@ -137,9 +142,9 @@ class EncoderDecoder:
             ``src``, ``key_mask`` (B, S) True on real positions, ``blocks`` (the caches of
             :func:`attn.backprop.encoder_block_forward`, whose ``weights`` (B, h, S, S) are the maps).
         """
-        src = _int_tokens(src, "src", self.V)
+        src = check_tokens(src, "src", self.V)
         B, S = src.shape
-        key_mask = padding_mask(_lengths(src_len, "src_len", B, S), S)  # (B, S)
+        key_mask = padding_mask(check_lengths(src_len, "src_len", B, S), S)  # (B, S)
         attn_mask = np.repeat(key_mask[:, None, :], S, axis=1)  # (B, S, S)
         x = self.params["src_emb"][src] + self._positions(S, "src")  # (B, S, d_model)
         blocks = []
@@ -167,7 +172,7 @@ class EncoderDecoder:
             :func:`attn.decoder_backprop.decoder_block_forward`, with ``self_weights`` (B, h, T, T)
             and ``cross_weights`` (B, h, T, S)).
         """
-        tgt_in = _int_tokens(tgt_in, "tgt_in", self.V)
+        tgt_in = check_tokens(tgt_in, "tgt_in", self.V)
         B, T = tgt_in.shape
         if memory.shape[0] != B:
             raise ValueError(f"tgt_in has shape {shape_str(tgt_in.shape)}; expected (B, T) with B = "
@@ -218,11 +223,11 @@ class EncoderDecoder:
         """
         logits, cache = self.forward(src, src_len, tgt_in)
         B, T = cache["dec"]["tgt_in"].shape
-        tgt_out = _int_tokens(tgt_out, "tgt_out", self.V)
+        tgt_out = check_tokens(tgt_out, "tgt_out", self.V)
         if tgt_out.shape != (B, T):
             raise ValueError(f"tgt_out has shape {shape_str(tgt_out.shape)}; expected (B, T) = ({B}, {T}) "
                              "from tgt_in")
-        weight = padding_mask(_lengths(tgt_len, "tgt_len", B, T), T)  # (B, T)
+        weight = padding_mask(check_lengths(tgt_len, "tgt_len", B, T), T)  # (B, T)
         loss, d_logits = softmax_cross_entropy(logits, tgt_out, weight)  # (B, T, V)
         d, p = self.d_model, self.params
         y = cache["dec"]["out"]  # (B, T, d_model)
@@ -239,8 +244,8 @@ class EncoderDecoder:
             dx, g = encoder_block_backward(dx, cache["enc"]["blocks"][layer])  # (B, S, d_model)
             grads.update({f"enc.{layer}.{k}": v for k, v in g.items()})
         # the PE is a constant: the embedding rows receive the gradient, summed by token id
-        grads["tgt_emb"] = _one_hot_scatter(cache["dec"]["tgt_in"].ravel(), dy.reshape(-1, d), self.V)
-        grads["src_emb"] = _one_hot_scatter(cache["enc"]["src"].ravel(), dx.reshape(-1, d), self.V)
+        grads["tgt_emb"] = embedding_backward(dy, cache["dec"]["tgt_in"], self.V)  # (V, d_model)
+        grads["src_emb"] = embedding_backward(dx, cache["enc"]["src"], self.V)  # (V, d_model)
         return loss, {k: grads[k] for k in p}
 
     # ------------------------------------------------------------------ inference
