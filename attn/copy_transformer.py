@@ -122,9 +122,9 @@ def head_scores(weights) -> dict:
         ``cross_diagonal``: mean cross-attention weight of query ``t`` on source position ``t``
         (``cross_diagonal_uniform`` = 1 / L for uniform weights). ``self_previous``: mean
         self-attention weight of query ``t >= 1`` on position ``t - 1``, the one that holds token
-        ``t - 1``'s prediction fed back; ``self_first``: mean weight of query ``t >= 1`` on position
-        0 (the start token); ``self_uniform``: what uniform causal weights give to either,
-        the mean of 1 / (t + 1) over ``t >= 1``.
+        ``t - 1``'s prediction fed back; ``self_current``: on position ``t`` itself;
+        ``self_first``: on position 0 (the start token); ``self_uniform``: what uniform causal
+        weights give to any one of them, the mean of 1 / (t + 1) over ``t >= 1``.
     """
     cross, self_w = weights["cross"], weights["self"]
     L = cross.shape[-1]
@@ -133,6 +133,7 @@ def head_scores(weights) -> dict:
     return {"cross_diagonal": cross[..., t, t].mean(axis=(1, 3)),  # (N, h)
             "cross_diagonal_uniform": 1.0 / L,
             "self_previous": self_w[..., later, later - 1].mean(axis=(1, 3)),  # (N, h)
+            "self_current": self_w[..., later, later].mean(axis=(1, 3)),  # (N, h)
             "self_first": self_w[..., later, 0].mean(axis=(1, 3)),  # (N, h)
             "self_uniform": float(np.mean(1.0 / (later + 1)))}
 

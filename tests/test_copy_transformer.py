@@ -66,6 +66,7 @@ def test_head_scores_hand_values():
     np.testing.assert_allclose(s["cross_diagonal"], [[1.0, 1 / L]])
     np.testing.assert_allclose(s["self_previous"], [[1.0, 1 / 3]])  # first: t = 1 looks at 0 = t - 1
     np.testing.assert_allclose(s["self_first"], [[1 / 3, 1.0]])
+    np.testing.assert_allclose(s["self_current"], [[0.0, 0.0]])
     assert s["cross_diagonal_uniform"] == 1 / L
     assert s["self_uniform"] == pytest.approx(np.mean([1 / 2, 1 / 3, 1 / 4]))
 
