@@ -1,7 +1,7 @@
 """Entry point of `make bench`: runs every benchmark under bench/.
 
 First the per-page execution budget of the last build (bench/pages.py, read from _build), then the
-training-step benchmarks (the copy task, the Transformer encoder), tiled attention, and the in-browser
+training-step benchmarks (the copy task, the Transformer encoder, the encoder-decoder), tiled attention, and the in-browser
 timings of every page (bench/lite.py, headless Chromium over the built site).
 """
 import os
@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ("pages.py", "copy_task.py", "transformer.py", "tiled.py", "lite.py")
+SCRIPTS = ("pages.py", "copy_task.py", "transformer.py", "decoder.py", "tiled.py", "lite.py")
 
 if __name__ == "__main__":
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
