@@ -1,8 +1,8 @@
 """Entry point of `make bench`: runs every benchmark under bench/.
 
 First the per-page execution budget of the last build (bench/pages.py, read from _build), then the
-training-step benchmarks (the copy task, the Transformer encoder, the encoder-decoder), tiled attention, and the in-browser
-timings of every page (bench/lite.py, headless Chromium over the built site).
+training-step benchmarks (the copy task, the Transformer encoder, the encoder-decoder), tiled
+attention, and the in-browser timings of every page (bench/lite.py, headless Chromium over the site).
 """
 import os
 import subprocess
