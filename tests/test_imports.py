@@ -149,7 +149,7 @@ ATTN_LAYERS = {
     "primitives": {"attn.core", "attn.classic", "attn.multihead", "attn.multihead_luong",
                    "attn.self_attention", "attn.encoder", "attn.positional"},
     "training": {"attn.backprop", "attn.optim", "attn.gru", "attn.seq2seq", "attn.transformer"},
-    "experiments": {"attn.copytask", "attn.tasks"},
+    "experiments": {"attn.copytask", "attn.tasks", "attn.interpret"},
     "book": {"attn.plotting", "attn.diagrams", "attn.prose"},
 }
 LAYER_ORDER = ["base", "primitives", "training", "experiments"]
