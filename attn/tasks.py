@@ -8,7 +8,10 @@
   holding the same token; position plays no part.
 
 Sequences have a fixed length ``n``; tokens are drawn uniformly from
-``n_symbols`` ids, so chance accuracy of ``reverse`` is ``1 / n_symbols``.
+``n_symbols`` ids. :func:`baselines` gives each task's exact chance and
+majority-class accuracies, :func:`best_position_blind_accuracy` the exact
+ceiling of ``reverse`` without positions; :mod:`attn.interpret` measures the
+trained models.
 
 Run from the terminal (both tasks in parallel, one process per core)::
 
@@ -306,7 +309,7 @@ def main(argv=None):
     for r in results:
         c = r["config"]
         print(f"{c.task}: {c.steps} passos, lotes de {c.batch_size}, n = {c.length}, "
-              f"acurácia por token {100 * r['accuracy']:.2f}%, treino {r['history']['seconds']:.1f} s "
+              f"acurácia por token {100 * r['accuracy']:.2f}%, treinamento {r['history']['seconds']:.1f} s "
               f"({r['history']['cpu_seconds']:.1f} s de CPU)")
     print(f"tempo total (paralelo): {wall:.1f} s")
 
