@@ -81,7 +81,7 @@ sysdeps:
 # The test stages. CI runs each as its own job over the build job's artifact (no second build);
 # `make test` runs them here after `make book`, STAGE_JOBS at a time (2 when the machine has 2 cores).
 STAGE_JOBS ?= $(shell [ "$$(nproc)" -ge 2 ] && echo 2 || echo 1)
-SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py -m site \
+SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py -m site \
 	-p no:cacheprovider
 NBVAL_TEST = $(BIN)/python -m pytest _build/jupyter_execute \
 	--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
@@ -105,7 +105,7 @@ test: $(DEV_STAMP) sysdeps book
 		_build/.nbval-passed unit _build/.site-passed
 
 _build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py tests/test_lite.py \
-		tests/test_html_valid.py
+		tests/test_html_valid.py tests/test_reader.py
 	$(SITE_TEST)
 	@touch $@
 

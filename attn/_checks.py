@@ -472,3 +472,35 @@ def check_probe_inputs(train_x, train_y, test_x, test_y, n_classes: int):
             raise ValueError(f"{name} holds labels outside [0, C) with C = {n_classes}")
         labels.append(y)
     return train_x, labels[0], test_x, labels[1]
+
+
+# -- tiled attention (attn.tiled) -----------------------------------------------------------------
+
+
+def check_tiled_attention_inputs(Q, K, V, mask, scale, tile_q, tile_k):
+    """Validate ``tiled_attention``'s inputs: those of the dense version (same messages), two tile sizes."""
+    Q, K, V, mask, scale = check_attention_inputs(Q, K, V, mask, scale)
+    return Q, K, V, mask, scale, positive_int(tile_q, "tile_q"), positive_int(tile_k, "tile_k")
+
+
+def check_tiled_backward_inputs(d_out, Q, K, V, output, stats, mask, scale, tile_q, tile_k):
+    """Validate ``tiled_attention_backward``'s inputs; every array is returned in Q's float dtype.
+
+    Returns ``d_out, Q, K, V, output, m, l, mask, scale, tile_q, tile_k`` (``m``, ``l`` from ``stats``).
+    """
+    Q, K, V, mask, scale, tile_q, tile_k = check_tiled_attention_inputs(Q, K, V, mask, scale, tile_q, tile_k)
+    if not (isinstance(stats, tuple) and len(stats) == 2):
+        raise ValueError(f"stats must be the pair (m, l) returned by tiled_attention, "
+                         f"got {type(stats).__name__}")
+    rows, out_shape = Q.shape[:-1], Q.shape[:-1] + V.shape[-1:]
+    arrays = []
+    for name, value, shape, expected, neg_inf in (
+            ("d_out", d_out, out_shape, "(..., n_q, d_v)", False),
+            ("output", output, out_shape, "(..., n_q, d_v)", False),
+            ("stats.m", stats[0], rows, "(..., n_q)", True),  # -inf: a query with no allowed key
+            ("stats.l", stats[1], rows, "(..., n_q)", False)):
+        value = as_float(value, name, allow_neg_inf=neg_inf)
+        check_shape(value, name, shape, expected, "from Q and V")
+        arrays.append(value.astype(Q.dtype, copy=False))
+    d_out, output, m, l = arrays
+    return d_out, Q, K, V, output, m, l, mask, scale, tile_q, tile_k

@@ -1,4 +1,4 @@
-"""Entry point of `make bench`: runs every benchmark under bench/ (the copy task, the Transformer encoder)."""
+"""Entry point of `make bench`: runs every benchmark under bench/ (copy task, Transformer, tiled)."""
 import os
 import subprocess
 import sys
@@ -8,5 +8,5 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if __name__ == "__main__":
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     codes = [subprocess.call([sys.executable, os.path.join(HERE, name), *sys.argv[1:]], env=env)
-             for name in ("copy_task.py", "transformer.py")]
+             for name in ("copy_task.py", "transformer.py", "tiled.py")]
     sys.exit(max(codes))

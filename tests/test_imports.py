@@ -147,9 +147,9 @@ def test_a_package_importing_its_own_modules_is_no_circle(tmp_path):
 ATTN_LAYERS = {
     "base": {"attn._checks", "attn._parallel"},
     "primitives": {"attn.core", "attn.classic", "attn.multihead", "attn.multihead_luong",
-                   "attn.self_attention", "attn.encoder", "attn.positional"},
+                   "attn.self_attention", "attn.encoder", "attn.positional", "attn.tiled"},
     "training": {"attn.backprop", "attn.optim", "attn.gru", "attn.seq2seq", "attn.transformer"},
-    "experiments": {"attn.copytask", "attn.tasks", "attn.interpret"},
+    "experiments": {"attn.copytask", "attn.tasks", "attn.interpret", "attn.measure"},
     "book": {"attn.plotting", "attn.diagrams", "attn.prose"},
 }
 LAYER_ORDER = ["base", "primitives", "training", "experiments"]

@@ -16,8 +16,11 @@ Everything the browser runs is served by the site itself:
 Each notebook page's download becomes ``lite/files/<page>.ipynb`` (outputs cleared, kernel
 ``python``: a kernelspec named ``python3`` would make JupyterLite ask for a kernel). Pages too heavy
 for the browser get a short variant (HEAVY, in tools/sphinx_site/lite.py: the site's button names it
-too). The app is rebuilt from scratch whenever an input changes (an incremental ``jupyter lite
-build`` once fell back to the CDN), and left alone otherwise.
+too). Each notebook carries a hash of its content (``metadata.course_site.version``): before the
+app starts, ``lite/fresh-notebooks.js`` moves aside a copy the browser kept of an older version
+(JupyterLite's stored copy wins over the served file), so a returning student opens the current
+notebook and finds their own next to it. The app is rebuilt from scratch whenever an input
+changes (an incremental ``jupyter lite build`` once fell back to the CDN), and left alone otherwise.
 
 Usage: python tools/build_lite.py [BUILD_DIR]   (default: _build). Prints the size of lite/.
 """
@@ -51,6 +54,10 @@ PRELOAD = ("numpy", "matplotlib", "pandas")
 # JupyterLab extensions of the build environment that JupyterLite would load and cannot run
 # (jupytext's, installed for `make lab`, fails to load in JupyterLite 0.6).
 UNUSED_EXTENSIONS = ("jupyterlab-jupytext",)
+# Each in-browser notebook's version (a hash of its content), so that a stale copy kept by the
+# browser is noticed: tools/lite_fresh_notebooks.js, served as lite/fresh-notebooks.js.
+VERSION_KEY = "course_site"
+FRESH_SCRIPT = ROOT / "tools" / "lite_fresh_notebooks.js"
 KERNEL_NAME = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
 
 # The targets a page asserts hold for the site's full training, not for a short one: in a short
@@ -181,7 +188,29 @@ def lite_notebook(download: Path, page: str) -> dict:
                 cell["source"] = re.sub(*SHORT_ASSERT, "".join(cell["source"]), flags=re.M)
         notebook["cells"].insert(0, {"cell_type": "markdown", "id": "short-variant", "metadata": {},
                                      "source": HEAVY_NOTE})
+    notebook["metadata"].pop(VERSION_KEY, None)
+    version = _sha256(json.dumps(notebook, sort_keys=True, ensure_ascii=False).encode())[:16]
+    notebook["metadata"][VERSION_KEY] = {"version": version}  # read by FRESH_SCRIPT in the browser
     return notebook
+
+
+def _fresh_notebooks(output: Path) -> None:
+    """Before the app starts, move aside a kept copy of a notebook the site has since updated
+    (FRESH_SCRIPT); and give the app's page its icon (else the browser asks for /favicon.ico at the
+    server's root, which is not the site's)."""
+    shutil.copy2(FRESH_SCRIPT, output / "fresh-notebooks.js")
+    for page in sorted(output.glob("*/index.html")):
+        text = page.read_text(encoding="utf-8")
+        boot = "        await import(\n          '../config-utils.js"
+        if boot not in text:
+            raise SystemExit(f"build_lite: {page}: JupyterLite's start-up script changed "
+                             "(update _fresh_notebooks)")
+        first = "        await (await import('../fresh-notebooks.js')).default;\n"
+        text = text.replace(boot, first + boot, 1)
+        if (page.parent / "favicon.ico").is_file():
+            text = text.replace('<meta charset="utf-8" />',
+                                '<meta charset="utf-8" />\n    <link rel="icon" href="favicon.ico" />', 1)
+        page.write_text(text, encoding="utf-8")
 
 
 def main() -> int:
@@ -204,7 +233,7 @@ def main() -> int:
     key = _sha256(json.dumps({
         "notebooks": notebooks, "packages": packages, "attn": _sha256(attn_wheel.read_bytes()),
         "pins": [*_pins(ROOT / "requirements-lite.txt"), *_pins(WASM_PINS), npm_version],
-        "script": _sha256(Path(__file__).read_bytes()),
+        "script": _sha256(Path(__file__).read_bytes() + FRESH_SCRIPT.read_bytes()),
     }, sort_keys=True).encode())
     stamp = out / ".build-key"
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == key:
@@ -245,6 +274,7 @@ def main() -> int:
             raise SystemExit(f"build_lite: jupyter lite build failed:\n{result.stdout}\n{result.stderr}")
 
         _drop_extensions(staging, UNUSED_EXTENSIONS)
+        _fresh_notebooks(staging)
         runtime = staging / "pyodide"
         runtime.mkdir()
         for name in PYODIDE_RUNTIME:
