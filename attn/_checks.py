@@ -457,6 +457,23 @@ def check_embedding_backward_inputs(d_x, tokens, vocab_size: int):
     return d_x, tokens
 
 
+def check_probe_inputs(train_x, train_y, test_x, test_y, n_classes: int):
+    """Validate a linear probe's data: features (N, d) and (M, d), integer labels (N,) and (M,) in [0, C)."""
+    train_x, test_x = as_float(train_x, "train_x"), as_float(test_x, "test_x")
+    check_ndim(train_x, "train_x", "(N, d) with 2 dimensions", 2, 2)
+    check_shape(test_x, "test_x", test_x.shape[:1] + train_x.shape[1:], "(M, d)", "d from train_x")
+    labels = []
+    for name, y, x, rows in (("train_y", train_y, train_x, "(N,)"), ("test_y", test_y, test_x, "(M,)")):
+        y = np.asarray(y)
+        if y.shape != x.shape[:1] or not np.issubdtype(y.dtype, np.integer):
+            raise ValueError(f"{name} has shape {shape_str(y.shape)} and dtype {y.dtype}; "
+                             f"expected integers with shape {rows} = {shape_str(x.shape[:1])}")
+        if y.size and (y.min() < 0 or y.max() >= n_classes):
+            raise ValueError(f"{name} holds labels outside [0, C) with C = {n_classes}")
+        labels.append(y)
+    return train_x, labels[0], test_x, labels[1]
+
+
 # -- tiled attention (attn.tiled) -----------------------------------------------------------------
 
 

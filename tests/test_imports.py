@@ -150,7 +150,8 @@ ATTN_LAYERS = {
                    "attn.self_attention", "attn.encoder", "attn.positional", "attn.tiled", "attn.decoder"},
     "training": {"attn.backprop", "attn.optim", "attn.gru", "attn.seq2seq", "attn.transformer",
                  "attn.decoder_backprop", "attn.encdec"},
-    "experiments": {"attn.copytask", "attn.tasks", "attn.measure", "attn.copy_transformer"},
+    "experiments": {"attn.copytask", "attn.tasks", "attn.interpret", "attn.measure",
+                    "attn.copy_transformer"},
     "book": {"attn.plotting", "attn.diagrams", "attn.prose"},
 }
 LAYER_ORDER = ["base", "primitives", "training", "experiments"]

@@ -235,8 +235,8 @@ def test_a_training_page_short_variant_runs_to_its_last_cell_showing_progress(li
     streams = ["".join(o["text"]) if isinstance(o["text"], list) else o["text"]
                for c in result["cells"] for o in c["outputs"] if o["output_type"] == "stream"]
     # the training cell's progress line (tqdm, one per model) reached its last step
-    assert any(re.search(r"reverse: 100%.*\b30/30\b", text) for text in streams), streams
-    assert any(re.search(r"count: 100%.*\b40/40\b", text) for text in streams), streams
+    assert any(re.search(r"reverse: 100%.*\b75/75\b", text) for text in streams), streams
+    assert any(re.search(r"count: 100%.*\b225/225\b", text) for text in streams), streams
     assert any("image/png" in out.get("data", {}) for c in result["cells"] for out in c["outputs"]), "no figure"
 
 
