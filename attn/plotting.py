@@ -3,7 +3,7 @@
 Figures use a white background (legible in the site's dark mode) and the
 colour-blind-safe ``viridis`` / ``cividis`` / ``RdBu_r`` colour maps.
 
-Numbers inside figures follow the prose rule (:mod:`attn.prose`): decimal comma and the
+Numbers inside figures follow the prose rule (``attn.prose``): decimal comma and the
 typographic minus. :func:`use_style` makes every linear axis (colour bars included) label its
 ticks with :class:`DecimalCommaFormatter`; text a page writes into a figure (annotations, bar
 labels, legends) goes through :func:`number`.
@@ -52,7 +52,7 @@ def _decimal_comma_defaults(self, axis):
 
 
 def number(value, fmt_spec: str = ".2f") -> str:
-    """A number written into a figure: ``number(-0.514) == '−0,51'`` (see :func:`attn.prose.fmt`)."""
+    """A number written into a figure: ``number(-0.514) == "−0,51"`` (``attn.prose.fmt``)."""
     return fmt(value, fmt_spec)
 
 

@@ -2,7 +2,7 @@
 
 The glossary page (book/glossario.md) holds the list, in its table under the label
 ``(glossario-variantes)=``: "Em vez de" | "Use". This test reads that table, then searches every page
-of the TOC and the prompt files the pages include (outputs/*.md) for the rejected forms, in what a
+of the book and the prompt files the pages include (outputs/*.md) for the rejected forms, in what a
 reader reads:
 
 * the Markdown prose (not inline code, math, URLs, labels or reference targets);
@@ -18,7 +18,6 @@ from __future__ import annotations
 import io
 import pathlib
 import re
-import sys
 import tokenize
 
 import jupytext
@@ -26,10 +25,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 GLOSSARY = ROOT / "book" / "glossario.md"
-sys.path.insert(0, str(ROOT / "tools"))
-from export_executed import toc_pages  # noqa: E402  (one TOC reader for the build and the tests)
-
-SOURCES = toc_pages() + sorted((ROOT / "outputs").glob("*.md"))
+# every page of the book (notebook pages and plain Markdown pages alike) and the prompt files
+SOURCES = sorted((ROOT / "book").rglob("*.md")) + sorted((ROOT / "outputs").glob("*.md"))
 IDS = [str(p.relative_to(ROOT)) for p in SOURCES]
 VARIANTS_LABEL = "(glossario-variantes)="
 
@@ -114,7 +111,7 @@ def reader_texts(path: pathlib.Path) -> list[tuple[str, str]]:
     if path.parent.name == "outputs":
         return [("arquivo", markdown_prose(path.read_text(encoding="utf-8")))]
     texts = []
-    for i, cell in enumerate(jupytext.read(path).cells):
+    for i, cell in enumerate(jupytext.read(path, fmt="md:myst").cells):
         if cell.cell_type == "markdown":
             source = cell.source
             if path == GLOSSARY and VARIANTS_LABEL in source:
