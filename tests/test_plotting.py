@@ -187,3 +187,24 @@ def test_use_style_offset_text_and_small_ticks():
 ])
 def test_number_for_figure_text(value, spec, text):
     assert attn.plotting.number(value, spec) == text
+
+
+# -- every page that draws a figure applies the style (and so the decimal-comma ticks) -----------------
+def draws_without_style(source: str) -> bool:
+    """True when page source draws with matplotlib (or attn.heatmap) but never calls attn.use_style()."""
+    draws = re.search(r"\bplt\.|\.heatmap\(|\bax\.plot\(", source) is not None
+    return draws and "attn.use_style()" not in source
+
+
+def test_every_page_with_figures_uses_the_style():
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parent.parent
+    missing = [str(p.relative_to(root)) for p in sorted((root / "book").rglob("*.md"))
+               if draws_without_style(p.read_text(encoding="utf-8"))]
+    assert not missing, f"pages that draw figures without attn.use_style(): {missing}"
+
+
+def test_style_check_can_fail():
+    assert draws_without_style("fig, ax = plt.subplots()\nax.plot([1, 2])")
+    assert not draws_without_style("attn.use_style()\nfig, ax = plt.subplots()")
+    assert not draws_without_style("print(1)")
