@@ -25,7 +25,7 @@ $(DEV_STAMP): $(LAB_STAMP) requirements-dev.txt
 	@touch $@
 
 # MathJax 3 for the site, from npm (exact version in package-lock.json); copied into the built
-# site by tools/site_ext.py, never committed. `npm ci` recreates node_modules/, hence the stamp.
+# site by tools/sphinx_site/mathjax.py, never committed. `npm ci` recreates node_modules/, hence the stamp.
 # The same install brings the test tools axe-core (browser test) and vnu-jar (HTML validity).
 MATHJAX_STAMP := node_modules/.mathjax-installed
 $(MATHJAX_STAMP): package.json package-lock.json $(BOOK_STAMP)

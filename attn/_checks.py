@@ -141,11 +141,26 @@ def _check_batch(Q, arrays):
     return batch
 
 
-def check_attention_inputs(Q, K, V, mask):
+def check_scale(scale, d_k: int, dtype):
+    """Validate the score factor: None gives the standard ``1 / sqrt(d_k)``; else a finite number > 0.
+
+    Returned as a scalar of ``dtype`` (the dtype of the scores).
+    """
+    if scale is None:
+        return dtype.type(1.0 / np.sqrt(d_k))
+    ok = (not isinstance(scale, bool) and isinstance(scale, (int, float, np.integer, np.floating))
+          and bool(np.isfinite(scale)) and scale > 0)
+    if not ok:
+        raise ValueError(f"scale must be a finite number > 0 (or None for 1/sqrt(d_k)), got {scale!r}")
+    return dtype.type(scale)
+
+
+def check_attention_inputs(Q, K, V, mask, scale=None):
     """Validate the inputs of ``scaled_dot_product_attention``.
 
-    Returns ``Q, K, V`` in their common float dtype and ``mask`` as None or a boolean array of
-    the full shape ``(..., n_q, n_k)`` (a 2-D mask is broadcast over the batch dimensions).
+    Returns ``Q, K, V`` in their common float dtype, ``mask`` as None or a boolean array of
+    the full shape ``(..., n_q, n_k)`` (a 2-D mask is broadcast over the batch dimensions), and
+    the score factor ``scale`` (default ``1 / sqrt(d_k)``) in that dtype.
     """
     Q, K, V = _check_qkv(Q, K, V, "d_k", "d_v")
     n_q, d_k = Q.shape[-2:]
@@ -155,7 +170,8 @@ def check_attention_inputs(Q, K, V, mask):
     batch = _check_batch(Q, (("K", K, "n_k, d_k"), ("V", V, "n_k, d_v")))
     dtype = np.result_type(Q, K, V)
     Q, K, V = Q.astype(dtype, copy=False), K.astype(dtype, copy=False), V.astype(dtype, copy=False)
-    return Q, K, V, (None if mask is None else attention_mask(mask, batch, n_q, n_k))
+    mask = None if mask is None else attention_mask(mask, batch, n_q, n_k)
+    return Q, K, V, mask, check_scale(scale, d_k, dtype)
 
 
 def check_multihead_weights(W_q, W_k, W_v, W_o, h: int, d_model: int, d_k: int):
@@ -202,6 +218,41 @@ def check_multihead_inputs(layer, Q, K, V, mask):
     Q, K, V = (a.astype(dtype, copy=False) for a in (Q, K, V))
     W_q, W_k, W_v = (np.asarray(W, dtype=dtype) for W in (layer.W_q, layer.W_k, layer.W_v))
     return Q, K, V, W_q, W_k, W_v, mask
+
+
+def check_same_shape(grad, grad_name: str, ref, ref_name: str) -> np.ndarray:
+    """Validate an upstream gradient: a finite float array with exactly the shape of ``ref``."""
+    grad = as_float(grad, grad_name)
+    check_shape(grad, grad_name, ref.shape, f"the shape of {ref_name}")
+    return grad
+
+
+def check_attention_backward_inputs(d_out, Q, K, V, weights, scale):
+    """Validate the arguments of ``attention_backward``; returns them as float arrays and the score factor."""
+    Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
+    weights = as_float(weights, "weights")
+    check_ndim(Q, "Q", "(..., n_q, d_k) with at least 2 dimensions", 2)
+    check_shape(weights, "weights", Q.shape[:-1] + K.shape[-2:-1], "(..., n_q, n_k)", "from Q and K")
+    check_shape(V, "V", K.shape[:-1] + V.shape[-1:], "(..., n_k, d_v)", "batch and n_k from K")
+    d_out = as_float(d_out, "d_out")
+    check_shape(d_out, "d_out", weights.shape[:-1] + V.shape[-1:], "the shape of (..., n_q, d_v)")
+    return d_out, Q, K, V, weights, check_scale(scale, Q.shape[-1], Q.dtype)
+
+
+def check_multihead_backward_inputs(d_out, mha, Q, K, V, weights, mha_type):
+    """Validate the arguments of ``multihead_backward``; returns the arrays and mha's 4 weights."""
+    if not isinstance(mha, mha_type):
+        raise ValueError(f"mha must be a MultiHeadAttention, got {type(mha).__name__}")
+    h, d, d_k = mha.num_heads, mha.d_model, mha.d_k
+    check_multihead_weights(mha.W_q, mha.W_k, mha.W_v, mha.W_o, h, d, d_k)  # they may have been reassigned
+    Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
+    weights = as_float(weights, "weights")
+    check_ndim(Q, "Q", "(..., n_q, d_model) with at least 2 dimensions", 2)
+    check_shape(weights, "weights", Q.shape[:-2] + (h, Q.shape[-2], K.shape[-2]), "(..., h, n_q, n_k)",
+                "from Q, K and mha")
+    d_out = check_same_shape(d_out, "d_out", Q, "Q (..., n_q, d_model)")
+    W = tuple(np.asarray(W, dtype=d_out.dtype) for W in (mha.W_q, mha.W_k, mha.W_v, mha.W_o))
+    return (d_out, Q, K, V, weights) + W
 
 
 def check_heads(heads, h: int, d_k: int) -> np.ndarray:
@@ -363,3 +414,46 @@ def check_token_rows(X, d_model: int, name: str = "X") -> np.ndarray:
             f"d_model = {d_model}"
         )
     return X
+
+
+# -- token models (attn.seq2seq, attn.transformer) ---------------------------------------------
+
+
+def check_tokens(x, name: str, vocab_size: int) -> np.ndarray:
+    """Validate a batch of token ids: integers of shape (B, length), every id in ``[0, vocab_size)``."""
+    x = np.asarray(x)
+    if x.ndim != 2 or not np.issubdtype(x.dtype, np.integer):
+        raise ValueError(f"{name} has shape {shape_str(x.shape)} and dtype {x.dtype}; "
+                         "expected integers with shape (B, length)")
+    if x.size and (x.min() < 0 or x.max() >= vocab_size):
+        raise ValueError(f"{name} holds tokens outside [0, V) with V = {vocab_size}")
+    return x
+
+
+def check_lengths(lengths, name: str, B: int, n: int) -> np.ndarray:
+    """Validate real sequence lengths: integers of shape (B,), each in ``[1, n]``."""
+    lengths = np.asarray(lengths)
+    if lengths.shape != (B,) or not np.issubdtype(lengths.dtype, np.integer):
+        raise ValueError(f"{name} has shape {shape_str(lengths.shape)} and dtype {lengths.dtype}; "
+                         f"expected integers with shape (B,) = ({B},)")
+    if B and (lengths.min() < 1 or lengths.max() > n):
+        raise ValueError(f"{name} must lie in [1, {n}], got min {lengths.min()} and max {lengths.max()}")
+    return lengths
+
+
+def check_encoder_tokens(tokens, lengths, vocab_size: int, max_len: int):
+    """Validate ``TransformerEncoder.forward``'s tokens (B, n), ``n <= max_len``, and lengths (B,) or None."""
+    tokens = check_tokens(tokens, "tokens", vocab_size)
+    B, n = tokens.shape
+    if n > max_len:
+        raise ValueError(f"tokens has shape ({B}, {n}); expected (B, n) with n <= max_len = {max_len}")
+    return tokens, (None if lengths is None else check_lengths(lengths, "lengths", B, n))
+
+
+def check_embedding_backward_inputs(d_x, tokens, vocab_size: int):
+    """Validate the arguments of ``embedding_backward``: tokens (B, n) in ``[0, V)``, d_x (B, n, d)."""
+    tokens = check_tokens(tokens, "tokens", vocab_size)
+    d_x = as_float(d_x, "d_x")
+    check_ndim(d_x, "d_x", "(B, n, d) with 3 dimensions", 3, 3)
+    check_shape(d_x, "d_x", tokens.shape + d_x.shape[-1:], "(B, n, d)", "B and n from tokens")
+    return d_x, tokens

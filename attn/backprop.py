@@ -1,7 +1,7 @@
 r"""Backward passes of the Transformer pieces, written out by hand (no autograd engine).
 
 One backward per forward of :mod:`attn.core`, :mod:`attn.multihead` and
-:mod:`attn.encoder`, plus the loss:
+:mod:`attn.encoder`, plus the embedding lookup and the loss:
 
 * :func:`softmax_backward` — softmax and masked softmax;
 * :func:`attention_backward` — :func:`attn.core.scaled_dot_product_attention`;
@@ -9,6 +9,7 @@ One backward per forward of :mod:`attn.core`, :mod:`attn.multihead` and
 * :func:`layer_norm_backward` — :func:`attn.encoder.layer_norm` (``γ, β``);
 * :func:`ffn_backward` — :func:`attn.encoder.ffn`;
 * :func:`encoder_block_forward` / :func:`encoder_block_backward` — the post-norm encoder block;
+* :func:`embedding_backward` — a table lookup ``E[tokens]`` (the token models' embeddings);
 * :func:`softmax_cross_entropy` — mean cross-entropy and its gradient.
 
 The forwards are never rewritten: a backward receives the forward's inputs
@@ -29,17 +30,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float, check_dim, check_ndim, check_shape
+from ._checks import (
+    as_float,
+    check_attention_backward_inputs,
+    check_dim,
+    check_embedding_backward_inputs,
+    check_multihead_backward_inputs,
+    check_ndim,
+    check_same_shape,
+    check_shape,
+)
 from .core import softmax
 from .encoder import ffn, layer_norm
 from .multihead import MultiHeadAttention
 
 
-def _same_shape(grad, grad_name, ref, ref_name):
-    """Validate an upstream gradient: a finite float array with exactly the shape of ``ref``."""
-    grad = as_float(grad, grad_name)
-    check_shape(grad, grad_name, ref.shape, f"the shape of {ref_name}")
-    return grad
+def _einsum(spec, a, b):
+    """``np.einsum(spec, a, b)`` along a BLAS contraction path (``optimize=True``), ~10x its loop."""
+    return np.einsum(spec, a, b, optimize=True)
 
 
 def softmax_backward(d_weights, weights, axis: int = -1) -> np.ndarray:
@@ -62,19 +70,20 @@ def softmax_backward(d_weights, weights, axis: int = -1) -> np.ndarray:
         Gradient with respect to the logits (scores).
     """
     weights = as_float(weights, "weights")
-    d_weights = _same_shape(d_weights, "d_weights", weights, "weights")
+    d_weights = check_same_shape(d_weights, "d_weights", weights, "weights")
     inner = np.sum(weights * d_weights, axis=axis, keepdims=True)  # (..., 1)
     return weights * (d_weights - inner)  # (...)
 
 
-def attention_backward(d_out, Q, K, V, weights):
+def attention_backward(d_out, Q, K, V, weights, scale=None):
     r"""Gradient through :func:`attn.core.scaled_dot_product_attention`.
 
-    With :math:`S = QK^\top/\sqrt{d_k}`, :math:`A = \operatorname{softmax}(S)`, :math:`O = AV`:
+    With :math:`S = c\,QK^\top` (:math:`c` = ``scale``, default :math:`1/\sqrt{d_k}`),
+    :math:`A = \operatorname{softmax}(S)`, :math:`O = AV`:
 
     .. math:: dV = A^\top dO, \quad dA = dO\, V^\top,
               \quad dS = A \odot (dA - \operatorname{rowsum}(A \odot dA)),
-              \quad dQ = dS\, K / \sqrt{d_k}, \quad dK = dS^\top Q / \sqrt{d_k}
+              \quad dQ = c\, dS\, K, \quad dK = c\, dS^\top Q
 
     Parameters
     ----------
@@ -85,6 +94,8 @@ def attention_backward(d_out, Q, K, V, weights):
     V : array_like, shape (..., n_k, d_v)
     weights : array_like, shape (..., n_q, n_k)
         The weights returned by the forward (the mask is already in them).
+    scale : float > 0, optional
+        The forward's ``scale`` (default :math:`1/\sqrt{d_k}`).
 
     Returns
     -------
@@ -92,17 +103,11 @@ def attention_backward(d_out, Q, K, V, weights):
     dK : ndarray, shape (..., n_k, d_k)
     dV : ndarray, shape (..., n_k, d_v)
     """
-    Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
-    weights = as_float(weights, "weights")
-    check_ndim(Q, "Q", "(..., n_q, d_k) with at least 2 dimensions", 2)
-    check_shape(weights, "weights", Q.shape[:-1] + K.shape[-2:-1], "(..., n_q, n_k)", "from Q and K")
-    check_shape(V, "V", K.shape[:-1] + V.shape[-1:], "(..., n_k, d_v)", "batch and n_k from K")
-    d_out = _same_shape(d_out, "d_out", weights[..., :1] * V[..., :1, :], "(..., n_q, d_v)")
-    scale = Q.dtype.type(1.0 / np.sqrt(Q.shape[-1]))
+    d_out, Q, K, V, weights, scale = check_attention_backward_inputs(d_out, Q, K, V, weights, scale)
     dV = np.swapaxes(weights, -1, -2) @ d_out  # (..., n_k, d_v)
     d_weights = d_out @ np.swapaxes(V, -1, -2)  # (..., n_q, n_k)
     d_scores = weights * (d_weights - np.sum(weights * d_weights, axis=-1, keepdims=True))  # (..., n_q, n_k)
-    d_scores *= scale  # through the 1/sqrt(d_k) of the scores
+    d_scores *= scale  # through S = scale * Q K^T
     dQ = d_scores @ K  # (..., n_q, d_k)
     dK = np.swapaxes(d_scores, -1, -2) @ Q  # (..., n_k, d_k)
     return dQ, dK, dV
@@ -111,16 +116,23 @@ def attention_backward(d_out, Q, K, V, weights):
 def multihead_backward(d_out, mha, Q, K, V, weights):
     r"""Gradient through :meth:`attn.multihead.MultiHeadAttention.forward`.
 
-    The per-head projections ``q, k, v`` and the head outputs are recomputed
-    from the inputs and the cached ``weights`` (the forward returns only its
-    output and the weights).
+    The forward, with :math:`W^O` split by rows into one block per head
+    (:math:`W^O_i` = rows ``i*d_k:(i+1)*d_k``, the block that reads head ``i``):
+
+    .. math:: q_i = Q W_Q^i,\; k_i = K W_K^i,\; v_i = V W_V^i, \quad
+              \operatorname{head}_i = \operatorname{Attention}(q_i, k_i, v_i), \quad
+              \text{out} = \textstyle\sum_i \operatorname{head}_i W^O_i
+
+    The backward runs it in reverse with the same ``einsum`` layouts. The
+    projections ``q, k, v`` and the head outputs are recomputed from the inputs
+    and the cached ``weights`` (the forward returns only its output and the weights).
 
     Parameters
     ----------
     d_out : array_like, shape (..., n_q, d_model)
         Gradient with respect to the layer's output.
     mha : MultiHeadAttention
-        The layer, with the weights used in the forward.
+        The layer, with the weights (and ``scale``) used in the forward.
     Q : array_like, shape (..., n_q, d_model)
     K, V : array_like, shape (..., n_k, d_model)
     weights : array_like, shape (..., h, n_q, n_k)
@@ -134,39 +146,26 @@ def multihead_backward(d_out, mha, Q, K, V, weights):
         ``W_q``, ``W_k``, ``W_v`` (h, d_model, d_k) and ``W_o`` (d_model, d_model).
         For self-attention (Q = K = V = x) the gradient of x is ``dQ + dK + dV``.
     """
-    if not isinstance(mha, MultiHeadAttention):
-        raise ValueError(f"mha must be a MultiHeadAttention, got {type(mha).__name__}")
-    for name in ("W_q", "W_k", "W_v"):  # weights may have been reassigned by hand
-        shape = (mha.num_heads, mha.d_model, mha.d_k)
-        check_shape(np.asarray(getattr(mha, name)), name, shape, "(h, d_model, d_k)")
-    check_shape(np.asarray(mha.W_o), "W_o", (mha.d_model, mha.d_model), "(d_model, d_model)")
-    Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
-    weights = as_float(weights, "weights")
-    check_ndim(Q, "Q", "(..., n_q, d_model) with at least 2 dimensions", 2)
-    h, d = mha.num_heads, mha.d_model
-    check_shape(weights, "weights", Q.shape[:-2] + (h, Q.shape[-2], K.shape[-2]), "(..., h, n_q, n_k)",
-                "from Q, K and mha")
-    d_out = _same_shape(d_out, "d_out", Q, "Q (..., n_q, d_model)")
-    dt = d_out.dtype
-    W_q, W_k, W_v, W_o = (np.asarray(W, dtype=dt) for W in (mha.W_q, mha.W_k, mha.W_v, mha.W_o))
-    h_dk = h * mha.d_k
-    # recomputed projections (head_outputs does not return them): (..., 1, n, d_model) @ (h, d_model, d_k)
-    q = Q[..., None, :, :] @ W_q  # (..., h, n_q, d_k)
-    k = K[..., None, :, :] @ W_k  # (..., h, n_k, d_k)
-    v = V[..., None, :, :] @ W_v  # (..., h, n_k, d_k)
-    concat = mha.concat_heads(weights @ v)  # (..., n_q, d_model)
-    grads = {"W_o": concat.reshape(-1, d).T @ d_out.reshape(-1, d)}  # (d_model, d_model)
-    d_concat = d_out @ W_o.T  # (..., n_q, d_model)
-    d_heads = np.moveaxis(d_concat.reshape(d_concat.shape[:-1] + (h, mha.d_k)), -2, -3)  # (..., h, n_q, d_k)
-    dq, dk, dv = attention_backward(d_heads, q, k, v, weights)  # (..., h, n, d_k) each
-    dQKV = []
-    for name, X, dx, W in (("W_q", Q, dq, W_q), ("W_k", K, dk, W_k), ("W_v", V, dv, W_v)):
-        dx_cat = np.moveaxis(dx, -3, -2).reshape(-1, h_dk)  # (rows, h * d_k): heads side by side
-        W_cat = np.moveaxis(W, 0, 1).reshape(d, h_dk)  # (d_model, h * d_k)
-        dW = (X.reshape(-1, d).T @ dx_cat).reshape(d, h, mha.d_k)  # (d_model, h, d_k)
-        grads[name] = np.moveaxis(dW, 1, 0)  # (h, d_model, d_k)
-        dQKV.append((dx_cat @ W_cat.T).reshape(X.shape))  # (..., n, d_model)
-    return dQKV[0], dQKV[1], dQKV[2], grads
+    d_out, Q, K, V, weights, W_q, W_k, W_v, W_o = check_multihead_backward_inputs(
+        d_out, mha, Q, K, V, weights, MultiHeadAttention)
+    shapes = Q.shape, K.shape, V.shape  # the batch dimensions ... become one axis b, restored at the end
+    Q, K, V, d_out = (X.reshape((-1,) + X.shape[-2:]) for X in (Q, K, V, d_out))  # (b, n, d_model)
+    weights = weights.reshape((-1,) + weights.shape[-3:])  # (b, h, n_q, n_k)
+    W_o_heads = W_o.reshape(mha.num_heads, mha.d_k, mha.d_model)  # (h, d_k, d_model): W^O_i = W_o_heads[i]
+    q = _einsum("bnd,hdk->bhnk", Q, W_q)  # (b, h, n_q, d_k), as in head_outputs
+    k = _einsum("bnd,hdk->bhnk", K, W_k)  # (b, h, n_k, d_k)
+    v = _einsum("bnd,hdk->bhnk", V, W_v)  # (b, h, n_k, d_k)
+    heads = weights @ v  # (b, h, n_q, d_k)
+    d_heads = _einsum("bne,hke->bhnk", d_out, W_o_heads)  # (b, h, n_q, d_k)
+    dq, dk, dv = attention_backward(d_heads, q, k, v, weights, mha.scale)  # (b, h, n, d_k) each
+    grads = {"W_q": _einsum("bnd,bhnk->hdk", Q, dq),  # (h, d_model, d_k)
+             "W_k": _einsum("bnd,bhnk->hdk", K, dk),  # (h, d_model, d_k)
+             "W_v": _einsum("bnd,bhnk->hdk", V, dv),  # (h, d_model, d_k)
+             "W_o": _einsum("bhnk,bne->hke", heads, d_out).reshape(W_o.shape)}  # (d_model, d_model)
+    dQ = _einsum("bhnk,hdk->bnd", dq, W_q).reshape(shapes[0])  # (..., n_q, d_model)
+    dK = _einsum("bhnk,hdk->bnd", dk, W_k).reshape(shapes[1])  # (..., n_k, d_model)
+    dV = _einsum("bhnk,hdk->bnd", dv, W_v).reshape(shapes[2])  # (..., n_k, d_model)
+    return dQ, dK, dV, grads
 
 
 def layer_norm_backward(d_y, x, gamma=None, eps: float = 1e-5):
@@ -197,7 +196,7 @@ def layer_norm_backward(d_y, x, gamma=None, eps: float = 1e-5):
     d_beta : ndarray, shape (d,)
     """
     x_hat = layer_norm(x, eps=eps)  # (..., d) the forward itself, without gamma and beta
-    d_y = _same_shape(d_y, "d_y", x_hat, "x")
+    d_y = check_same_shape(d_y, "d_y", x_hat, "x")
     d = x_hat.shape[-1]
     rows_dy, rows_xh = d_y.reshape(-1, d), x_hat.reshape(-1, d)  # (rows, d)
     d_gamma, d_beta = np.sum(rows_dy * rows_xh, axis=0), rows_dy.sum(axis=0)  # (d,), (d,)
@@ -228,7 +227,7 @@ def ffn_backward(d_out, x, W1, b1, W2):
     """
     x = as_float(x, "x")
     check_ndim(x, "x", "(..., d_model) with at least 1 dimension", 1)
-    d_out = _same_shape(d_out, "d_out", x, "x")
+    d_out = check_same_shape(d_out, "d_out", x, "x")
     W1, b1, W2 = (np.asarray(a, dtype=x.dtype) for a in (W1, b1, W2))
     check_dim(W1, "W1", 0, x.shape[-1], "(d_model, d_ff) with d_model from x")
     d_model, d_ff = W1.shape
@@ -240,6 +239,30 @@ def ffn_backward(d_out, x, W1, b1, W2):
     grads = {"W1": rows_x.T @ d_pre, "b1": d_pre.sum(axis=0),  # (d_model, d_ff), (d_ff,)
              "W2": hidden.T @ rows_d, "b2": rows_d.sum(axis=0)}  # (d_ff, d_model), (d_model,)
     return (d_pre @ W1.T).reshape(x.shape), grads  # (..., d_model)
+
+
+def embedding_backward(d_x, tokens, vocab_size: int) -> np.ndarray:
+    r"""Gradient of the embedding table through the lookup :math:`x = E[\text{tokens}]`.
+
+    .. math:: dE_v = \textstyle\sum_{t:\ \text{tokens}_t = v} dx_t
+
+    Parameters
+    ----------
+    d_x : array_like, shape (B, n, d)
+        Gradient with respect to the looked-up rows.
+    tokens : array_like of int, shape (B, n)
+        The ids of the forward, in ``[0, vocab_size)``.
+    vocab_size : int
+        ``V``, rows of the table.
+
+    Returns
+    -------
+    ndarray, shape (V, d)
+        Row ``v`` sums the gradients of every position holding token ``v`` (zero for unused ids).
+    """
+    d_x, tokens = check_embedding_backward_inputs(d_x, tokens, vocab_size)
+    one_hot = tokens.reshape(-1)[:, None] == np.arange(vocab_size)  # (B * n, V)
+    return one_hot.astype(d_x.dtype).T @ d_x.reshape(one_hot.shape[0], -1)  # (V, d)
 
 
 BLOCK_KEYS = ("W_q", "W_k", "W_v", "W_o", "W1", "b1", "W2", "b2", "gamma1", "beta1", "gamma2", "beta2")
@@ -297,7 +320,7 @@ def encoder_block_backward(d_out, cache):
         shaped like the parameter.
     """
     x, p, mha, eps = cache["x"], cache["p"], cache["mha"], cache["eps"]
-    d_out = _same_shape(d_out, "d_out", cache["z2"], "the block's output")
+    d_out = check_same_shape(d_out, "d_out", cache["z2"], "the block's output")
     d_z2, g_gamma2, g_beta2 = layer_norm_backward(d_out, cache["z2"], p["gamma2"], eps)  # (..., n, d_model)
     d_h_ffn, grads = ffn_backward(d_z2, cache["h"], p["W1"], p["b1"], p["W2"])  # (..., n, d_model)
     d_z1, g_gamma1, g_beta1 = layer_norm_backward(d_z2 + d_h_ffn, cache["z1"], p["gamma1"], eps)

@@ -73,7 +73,7 @@ def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
     return softmax(scores, axis=axis)  # scores.shape
 
 
-def scaled_dot_product_attention(Q, K, V, mask=None):
+def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
     r"""Scaled dot-product attention (Vaswani et al., 2017).
 
     .. math:: \operatorname{Attention}(Q, K, V) =
@@ -90,6 +90,10 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     mask : ndarray of bool, shape (n_q, n_k) or (..., n_q, n_k), optional
         True = the query may attend to the key. A 2-D mask is used for every
         batch element; any other shape must match exactly.
+    scale : float > 0, optional
+        Factor of the scores, :math:`S = \text{scale} \cdot QK^\top`; default
+        :math:`1/\sqrt{d_k}`. ``scale=1`` gives the unscaled dot product (as
+        the ``scale`` of PyTorch's ``F.scaled_dot_product_attention``).
 
     Returns
     -------
@@ -104,11 +108,11 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     ------
     ValueError
         On a wrong number of dimensions, ``d_k`` or ``n_k`` mismatch, batch
-        mismatch, a non-boolean or wrongly shaped mask, or NaN/inf inputs.
+        mismatch, a non-boolean or wrongly shaped mask, NaN/inf inputs, or a
+        ``scale`` that is not a finite number > 0.
     """
-    Q, K, V, mask = check_attention_inputs(Q, K, V, mask)
-    scale = Q.dtype.type(np.sqrt(Q.shape[-1]))  # sqrt(d_k), in Q's dtype
-    scores = Q @ np.swapaxes(K, -1, -2) / scale  # (..., n_q, n_k)
+    Q, K, V, mask, scale = check_attention_inputs(Q, K, V, mask, scale)  # scale: 1/sqrt(d_k) by default
+    scores = Q @ np.swapaxes(K, -1, -2) * scale  # (..., n_q, n_k)
     weights = masked_softmax(scores, mask)  # (..., n_q, n_k)
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 

@@ -65,6 +65,10 @@ class MultiHeadAttention:
           right before the constructor makes the weights reproducible;
         * an ``int``: the seed of a fresh ``np.random.default_rng(rng)``;
         * a generator object: used as is (its state advances).
+    scale : float > 0, optional
+        Factor of every head's scores (see
+        :func:`attn.core.scaled_dot_product_attention`); default
+        :math:`1/\sqrt{d_k}`, ``1.0`` for unscaled dot products.
 
     Notes
     -----
@@ -75,7 +79,7 @@ class MultiHeadAttention:
       :math:`W_Q^i`, the query projection of head ``i``;
     * ``W_o``: shape (d_model, d_model), the output projection :math:`W^O`;
       rows ``i*d_k:(i+1)*d_k`` act on head ``i``;
-    * ``d_model``, ``num_heads``, ``d_k``: ints.
+    * ``d_model``, ``num_heads``, ``d_k``: ints; ``scale``: None or a float.
 
     Raises
     ------
@@ -88,9 +92,10 @@ class MultiHeadAttention:
     MultiHeadAttention.from_weights : build it from given matrices.
     """
 
-    def __init__(self, d_model: int, num_heads: int, rng=None):
+    def __init__(self, d_model: int, num_heads: int, rng=None, scale=None):
         d_k = _head_width(d_model, num_heads)
         self.d_model, self.num_heads, self.d_k = int(d_model), int(num_heads), d_k
+        self.scale = scale  # None: 1/sqrt(d_k); checked by the core on every call
         if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
             rng = np.random.default_rng(int(rng))
         d, h, scale = self.d_model, self.num_heads, 1.0 / np.sqrt(self.d_model)
@@ -100,14 +105,16 @@ class MultiHeadAttention:
         self.W_o = _standard_normal(rng, (d, d)) * scale  # (d_model, d_model)
 
     @classmethod
-    def from_weights(cls, W_q, W_k, W_v, W_o) -> "MultiHeadAttention":
-        """Build the layer from explicit matrices (copied, no random draw).
+    def from_weights(cls, W_q, W_k, W_v, W_o, scale=None) -> "MultiHeadAttention":
+        r"""Build the layer from explicit matrices (copied, no random draw).
 
         Parameters
         ----------
         W_q, W_k, W_v : array_like, shape (h, d_model, d_k)
             Per-head projections, with ``d_k = d_model / h``.
         W_o : array_like, shape (d_model, d_model)
+        scale : float > 0, optional
+            Factor of the scores (default :math:`1/\sqrt{d_k}`).
 
         Returns
         -------
@@ -122,7 +129,7 @@ class MultiHeadAttention:
                 f"d_k = d_model / h = {d_model} / {h}"
             )
         layer = cls.__new__(cls)
-        layer.d_model, layer.num_heads, layer.d_k = d_model, h, d_k
+        layer.d_model, layer.num_heads, layer.d_k, layer.scale = d_model, h, d_k, scale
         layer.W_q = W_q.copy()
         for name, W in (("W_k", W_k), ("W_v", W_v)):
             W = as_float(W, name)
@@ -134,7 +141,9 @@ class MultiHeadAttention:
         return layer
 
     def __repr__(self) -> str:
-        return f"MultiHeadAttention(d_model={self.d_model}, num_heads={self.num_heads}, d_k={self.d_k})"
+        scale = "" if self.scale is None else f", scale={self.scale}"
+        return (f"MultiHeadAttention(d_model={self.d_model}, num_heads={self.num_heads}, "
+                f"d_k={self.d_k}{scale})")
 
     def head_outputs(self, Q, K, V, mask=None):
         r"""Per-head attention, before concatenation and :math:`W^O`.
@@ -163,7 +172,7 @@ class MultiHeadAttention:
         q = np.einsum("...nd,hdk->...hnk", Q, W_q)  # (..., h, n_q, d_k)
         k = np.einsum("...nd,hdk->...hnk", K, W_k)  # (..., h, n_k, d_k)
         v = np.einsum("...nd,hdk->...hnk", V, W_v)  # (..., h, n_k, d_k)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=self.scale)
         return heads, weights  # (..., h, n_q, d_k), (..., h, n_q, n_k)
 
     def concat_heads(self, heads) -> np.ndarray:

@@ -33,38 +33,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import shape_str
+from ._checks import check_lengths, check_tokens, shape_str
+from .backprop import embedding_backward
 from .classic import additive_scores
 from .core import masked_softmax, padding_mask
 from .gru import cell_backward, cell_forward, gru_backward, gru_forward, init_gru
 
 ATTENTION_MODES = ("learned", "uniform", "permuted", "shifted")
-
-
-def _int_tokens(x, name, vocab_size):
-    x = np.asarray(x)
-    if x.ndim != 2 or not np.issubdtype(x.dtype, np.integer):
-        raise ValueError(f"{name} has shape {shape_str(x.shape)} and dtype {x.dtype}; "
-                         "expected integers with shape (B, length)")
-    if x.size and (x.min() < 0 or x.max() >= vocab_size):
-        raise ValueError(f"{name} holds tokens outside [0, V) with V = {vocab_size}")
-    return x
-
-
-def _lengths(lengths, name, B, n):
-    lengths = np.asarray(lengths)
-    if lengths.shape != (B,) or not np.issubdtype(lengths.dtype, np.integer):
-        raise ValueError(f"{name} has shape {shape_str(lengths.shape)} and dtype {lengths.dtype}; "
-                         f"expected integers with shape (B,) = ({B},)")
-    if B and (lengths.min() < 1 or lengths.max() > n):
-        raise ValueError(f"{name} must lie in [1, {n}], got min {lengths.min()} and max {lengths.max()}")
-    return lengths
-
-
-def _one_hot_scatter(tokens, grad_rows, V):
-    """Sum the rows of ``grad_rows`` (N, E) into a (V, E) table by token id (N,)."""
-    one_hot = (tokens[:, None] == np.arange(V)[None, :]).astype(grad_rows.dtype)  # (N, V)
-    return one_hot.T @ grad_rows  # (V, E)
 
 
 def replace_weights(alpha, mode, src_len, rng=None):
@@ -195,17 +170,17 @@ class Seq2Seq:
         grads : dict of ndarray
             Same keys and shapes as ``params``.
         """
-        P, V, E, H = self.params, self.V, self.E, self.H
-        src = _int_tokens(src, "src", V)
-        tgt_in = _int_tokens(tgt_in, "tgt_in", V)
-        tgt_out = _int_tokens(tgt_out, "tgt_out", V)
+        P, V, H = self.params, self.V, self.H
+        src = check_tokens(src, "src", V)
+        tgt_in = check_tokens(tgt_in, "tgt_in", V)
+        tgt_out = check_tokens(tgt_out, "tgt_out", V)
         B, S = src.shape
         if tgt_in.shape != tgt_out.shape or tgt_in.shape[0] != B:
             raise ValueError(f"tgt_in has shape {shape_str(tgt_in.shape)} and tgt_out "
                              f"{shape_str(tgt_out.shape)}; expected both (B, T) with B = {B} from src")
         T = tgt_in.shape[1]
-        src_len = _lengths(src_len, "src_len", B, S)
-        tgt_len = _lengths(tgt_len, "tgt_len", B, T)
+        src_len = check_lengths(src_len, "src_len", B, S)
+        tgt_len = check_lengths(tgt_len, "tgt_len", B, T)
         dtype = P["W_out"].dtype
 
         enc_hs, enc_cache, src_mask = self._encode(src, src_len)  # (S, B, H)
@@ -247,8 +222,8 @@ class Seq2Seq:
         d_enc_hs[-1] += ds0
         dx, _, enc_g = gru_backward(d_enc_hs, enc_cache)
         g.update({"enc_" + k: v for k, v in enc_g.items()})
-        g["tgt_emb"] = _one_hot_scatter(tgt_in.T.reshape(-1), dy.reshape(T * B, E), V)
-        g["src_emb"] = _one_hot_scatter(src.T.reshape(-1), dx.reshape(S * B, E), V)
+        g["tgt_emb"] = embedding_backward(dy, tgt_in.T, V)  # (V, E); dy is (T, B, E)
+        g["src_emb"] = embedding_backward(dx, src.T, V)  # (V, E); dx is (S, B, E)
         return loss, {k: g[k] for k in P}
 
     def _attn_decoder_forward(self, y, s, enc_hs, src_mask):
@@ -348,9 +323,9 @@ class Seq2Seq:
             Only if ``return_weights`` (attention models).
         """
         P, V, E = self.params, self.V, self.E
-        src = _int_tokens(src, "src", V)
+        src = check_tokens(src, "src", V)
         B, S = src.shape
-        src_len = _lengths(src_len, "src_len", B, S)
+        src_len = check_lengths(src_len, "src_len", B, S)
         if attention_mode != "learned" and not self.attention:
             raise ValueError(f"attention_mode {attention_mode!r} needs an attention model")
         enc_hs, _, src_mask = self._encode(src, src_len)

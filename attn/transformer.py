@@ -12,10 +12,9 @@ cross-entropy over the real (unpadded) positions.
 
 Two switches serve the experiments: ``positional=False`` drops ``PE`` (the
 model then sees a set of tokens, not a sequence), and ``scaled=False``
-removes the :math:`1/\sqrt{d_k}` of the scores. The latter reuses the scaled
-forward unchanged: the attention layer receives :math:`\sqrt{d_k}\,W_Q`, so
-its scores are :math:`Q K^\top` exactly, and the gradient of ``W_q`` gets
-the same factor.
+removes the :math:`1/\sqrt{d_k}` of the scores: every attention layer is
+built with ``scale=1`` (:func:`attn.core.scaled_dot_product_attention`), and
+the backward receives the same factor from the layer.
 
 Shapes: ``B`` batch, ``n`` sequence length, ``V`` vocabulary, ``C`` classes,
 ``d_model``, ``h`` heads, ``d_k = d_model / h``, ``d_ff``.
@@ -24,12 +23,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import positive_int
-from .backprop import BLOCK_KEYS, encoder_block_backward, encoder_block_forward, softmax_cross_entropy
+from ._checks import check_encoder_tokens, positive_int
+from .backprop import (
+    BLOCK_KEYS,
+    embedding_backward,
+    encoder_block_backward,
+    encoder_block_forward,
+    softmax_cross_entropy,
+)
 from .core import padding_mask
 from .multihead import MultiHeadAttention
 from .positional import positional_encoding
-from .seq2seq import _int_tokens, _lengths, _one_hot_scatter
+
+# the order of a block's FFN and norm parameters in ``params`` (it fixes the order of the global
+# gradient norm's float sum, so it is kept as it was when the page's numbers were first computed)
+PARAM_ORDER = ("W1", "b1", "W2", "b2", "beta1", "beta2", "gamma1", "gamma2")
 
 
 class TransformerEncoder:
@@ -55,11 +63,17 @@ class TransformerEncoder:
 
     Notes
     -----
-    The weights live in the dict ``params``: ``emb`` (V, d_model); per block
+    ``params`` names every weight array: ``emb`` (V, d_model); per block
     ``l``: ``{l}.W_q``, ``{l}.W_k``, ``{l}.W_v`` (h, d_model, d_k), ``{l}.W_o``
     (d_model, d_model), ``{l}.W1`` (d_model, d_ff), ``{l}.b1`` (d_ff,), ``{l}.W2``
     (d_ff, d_model), ``{l}.b2``, ``{l}.gamma1``, ``{l}.beta1``, ``{l}.gamma2``,
     ``{l}.beta2`` (d_model,); ``W_out`` (d_model, C), ``b_out`` (C,).
+
+    Each array exists once: ``params["{l}.W_q"]`` *is* ``blocks[l][0].W_q``
+    (the block's :class:`~attn.multihead.MultiHeadAttention`) and
+    ``params["{l}.W1"]`` is ``blocks[l][1]["W1"]``. Training updates the arrays
+    in place (:class:`attn.optim.Adam`); assign with ``params[k][...] = value``,
+    never ``params[k] = value``.
     """
 
     def __init__(self, vocab_size, n_classes, d_model=32, num_heads=2, d_ff=128, num_layers=2, max_len=64,
@@ -70,38 +84,29 @@ class TransformerEncoder:
         self.max_len = positive_int(max_len, "max_len")
         self.positional, self.scaled = bool(positional), bool(scaled)
         rng = np.random.default_rng(seed)
-        d = self.d_model
+        d, f = self.d_model, self.d_ff
         p = {"emb": rng.standard_normal((self.V, d)).astype(dtype)}
-        self.mhas = []
+        zeros, ones = (lambda k: np.zeros(k, dtype=dtype)), (lambda k: np.ones(k, dtype=dtype))
+        self.blocks = []  # per layer: (attention layer, FFN and norm parameters)
         for layer in range(self.num_layers):
-            mha = MultiHeadAttention(d, num_heads, rng=rng)  # W ~ N(0, 1/d_model)
-            self.mhas.append(mha)
-            for key in ("W_q", "W_k", "W_v", "W_o"):
-                p[f"{layer}.{key}"] = getattr(mha, key).astype(dtype)
-            p[f"{layer}.W1"] = (rng.uniform(-1, 1, (d, self.d_ff)) / np.sqrt(d)).astype(dtype)
-            p[f"{layer}.b1"] = np.zeros(self.d_ff, dtype=dtype)
-            p[f"{layer}.W2"] = (rng.uniform(-1, 1, (self.d_ff, d)) / np.sqrt(self.d_ff)).astype(dtype)
-            for key in ("b2", "beta1", "beta2"):
-                p[f"{layer}.{key}"] = np.zeros(d, dtype=dtype)
-            for key in ("gamma1", "gamma2"):
-                p[f"{layer}.{key}"] = np.ones(d, dtype=dtype)
+            mha = MultiHeadAttention(d, num_heads, rng=rng, scale=None if self.scaled else 1.0)
+            for key in BLOCK_KEYS[:4]:
+                setattr(mha, key, getattr(mha, key).astype(dtype))  # once, at construction
+            rest = {"W1": (rng.uniform(-1, 1, (d, f)) / np.sqrt(d)).astype(dtype), "b1": zeros(f),
+                    "W2": (rng.uniform(-1, 1, (f, d)) / np.sqrt(f)).astype(dtype), "b2": zeros(d),
+                    "gamma1": ones(d), "beta1": zeros(d), "gamma2": ones(d), "beta2": zeros(d)}
+            self.blocks.append((mha, rest))
+            p.update({f"{layer}.{key}": getattr(mha, key) for key in BLOCK_KEYS[:4]})
+            p.update({f"{layer}.{key}": rest[key] for key in PARAM_ORDER})
         p["W_out"] = (rng.uniform(-1, 1, (d, self.C)) / np.sqrt(d)).astype(dtype)
         p["b_out"] = np.zeros(self.C, dtype=dtype)
         self.params = p
-        self.num_heads, self.d_k = self.mhas[0].num_heads, self.mhas[0].d_k
-        self.q_factor = np.dtype(dtype).type(1.0 if self.scaled else np.sqrt(self.d_k))
+        self.num_heads, self.d_k = self.blocks[0][0].num_heads, self.blocks[0][0].d_k
         self.pe = positional_encoding(self.max_len, d).astype(dtype)  # (max_len, d_model)
 
     def n_params(self) -> int:
         """Number of scalar parameters."""
         return int(sum(v.size for v in self.params.values()))
-
-    def _block(self, layer):
-        """The block's attention layer (pointing at the current weights) and its other parameters."""
-        p, mha = self.params, self.mhas[layer]
-        mha.W_q = p[f"{layer}.W_q"] * self.q_factor if not self.scaled else p[f"{layer}.W_q"]
-        mha.W_k, mha.W_v, mha.W_o = p[f"{layer}.W_k"], p[f"{layer}.W_v"], p[f"{layer}.W_o"]
-        return mha, {k: p[f"{layer}.{k}"] for k in BLOCK_KEYS[4:]}
 
     def forward(self, tokens, lengths=None):
         """Logits for every position.
@@ -122,20 +127,16 @@ class TransformerEncoder:
             (the caches of :func:`attn.backprop.encoder_block_forward`, whose
             ``weights`` (B, h, n, n) are the attention maps).
         """
-        tokens = _int_tokens(tokens, "tokens", self.V)
-        B, n = tokens.shape
-        if n > self.max_len:
-            raise ValueError(f"tokens has shape ({B}, {n}); "
-                             f"expected (B, n) with n <= max_len = {self.max_len}")
-        key_mask = None if lengths is None else padding_mask(_lengths(lengths, "lengths", B, n), n)  # (B, n)
+        tokens, lengths = check_encoder_tokens(tokens, lengths, self.V, self.max_len)
+        n = tokens.shape[1]
+        key_mask = None if lengths is None else padding_mask(lengths, n)  # (B, n)
         attn_mask = None if key_mask is None else np.repeat(key_mask[:, None, :], n, axis=1)  # (B, n, n)
         x = self.params["emb"][tokens]  # (B, n, d_model)
         if self.positional:
             x = x + self.pe[:n]  # (B, n, d_model)
         states, blocks = [x], []
-        for layer in range(self.num_layers):
-            mha, bp = self._block(layer)
-            x, cache = encoder_block_forward(x, mha, bp, attn_mask)  # (B, n, d_model)
+        for mha, rest in self.blocks:
+            x, cache = encoder_block_forward(x, mha, rest, attn_mask)  # (B, n, d_model)
             states.append(x)
             blocks.append(cache)
         logits = x @ self.params["W_out"] + self.params["b_out"]  # (B, n, C)
@@ -166,10 +167,9 @@ class TransformerEncoder:
         dx = d_logits @ p["W_out"].T  # (B, n, d_model)
         for layer in range(self.num_layers - 1, -1, -1):
             dx, g = encoder_block_backward(dx, cache["blocks"][layer])  # (B, n, d_model)
-            g["W_q"] = g["W_q"] * self.q_factor if not self.scaled else g["W_q"]
             grads.update({f"{layer}.{k}": v for k, v in g.items()})
         # the PE is a constant: the embedding rows receive dx, summed by token id
-        grads["emb"] = _one_hot_scatter(cache["tokens"].ravel(), dx.reshape(-1, d), self.V)  # (V, d_model)
+        grads["emb"] = embedding_backward(dx, cache["tokens"], self.V)  # (V, d_model)
         return loss, {k: grads[k] for k in p}
 
     def predict(self, tokens, lengths=None) -> np.ndarray:

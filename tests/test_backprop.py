@@ -13,6 +13,7 @@ import attn
 from attn import MultiHeadAttention, layer_norm, transformer_encoder_block
 from attn.backprop import (
     attention_backward,
+    embedding_backward,
     encoder_block_backward,
     encoder_block_forward,
     ffn_backward,
@@ -73,25 +74,27 @@ def test_fd_softmax_masked():
     assert np.all(grad[~mask] == 0.0)
 
 
-def test_fd_attention_with_mask():
+@pytest.mark.parametrize("scale", [None, 1.0, 0.3])
+def test_fd_attention_with_mask(scale):
     rng = np.random.default_rng(2)
     Q, K, V = rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 5, 3)), rng.normal(size=(2, 5, 6))
     mask = attn.padding_mask(np.array([5, 3]), 5, n_q=4)  # (2, 4, 5): keys 3, 4 of batch 1 are padding
     P = probe((2, 4, 6), 3)
-    out, w = scaled_dot_product_attention(Q, K, V, mask)
-    dQ, dK, dV = attention_backward(P, Q, K, V, w)
+    out, w = scaled_dot_product_attention(Q, K, V, mask, scale=scale)
+    dQ, dK, dV = attention_backward(P, Q, K, V, w, scale=scale)
     for name, arr, ana in (("Q", Q, dQ), ("K", K, dK), ("V", V, dV)):
-        num = numeric_grad(lambda: np.sum(P * scaled_dot_product_attention(Q, K, V, mask)[0]), arr)
+        num = numeric_grad(lambda: np.sum(P * scaled_dot_product_attention(Q, K, V, mask, scale=scale)[0]), arr)
         assert_close_grad(num, ana, name)
     assert np.all(dK[1, 3:] == 0.0) and np.all(dV[1, 3:] == 0.0)  # padded keys: exactly zero
 
 
-def test_fd_multihead_all_weights_and_inputs():
+@pytest.mark.parametrize("batch, scale", [((2,), None), ((2,), 1.0), ((), 0.3), ((2, 3), None)])
+def test_fd_multihead_all_weights_and_inputs(batch, scale):
     rng = np.random.default_rng(4)
-    mha = MultiHeadAttention(6, 2, rng=rng)
-    Q, K, V = rng.normal(size=(2, 3, 6)), rng.normal(size=(2, 4, 6)), rng.normal(size=(2, 4, 6))
-    mask = rng.random((2, 2, 3, 4)) < 0.8  # one mask per head
-    P = probe((2, 3, 6), 5)
+    mha = MultiHeadAttention(6, 2, rng=rng, scale=scale)
+    Q, K, V = rng.normal(size=batch + (3, 6)), rng.normal(size=batch + (4, 6)), rng.normal(size=batch + (4, 6))
+    mask = rng.random(batch + (2, 3, 4)) < 0.8  # one mask per head
+    P = probe(batch + (3, 6), 5)
 
     def f():
         return np.sum(P * mha.forward(Q, K, V, mask)[0])
@@ -436,3 +439,67 @@ def test_pattern_scores_hand_values():
     # anti, query 0: equal key 2 (weight 0) vs different keys 1 (0, a tie: 1/2) and 3 (1, a loss: 0) -> 1/4;
     # query 2 likewise; queries 1 and 3 have no other equal token and are left out
     np.testing.assert_allclose(s["equal_token_rank"][:, 0], [0.25, 1.0, 0.5])
+
+
+# ---------------------------------------------------------------- the score factor, the embedding, one store
+
+
+def test_embedding_backward_hand_values():
+    tokens = np.array([[2, 0, 2], [1, 2, 0]])
+    d_x = np.arange(12.0).reshape(2, 3, 2)  # rows (0,1) (2,3) (4,5) / (6,7) (8,9) (10,11)
+    expected = np.array([[2 + 10, 3 + 11], [6, 7], [0 + 4 + 8, 1 + 5 + 9], [0, 0]])  # token 3 unused
+    np.testing.assert_array_equal(embedding_backward(d_x, tokens, 4), expected)
+
+
+def test_fd_embedding_backward():
+    rng = np.random.default_rng(30)
+    E, tokens, P = rng.normal(size=(5, 3)), rng.integers(0, 5, (2, 4)), probe((2, 4, 3), 31)
+    assert_close_grad(numeric_grad(lambda: np.sum(P * E[tokens]), E), embedding_backward(P, tokens, 5), "E")
+
+
+def test_error_embedding_backward():
+    with pytest.raises(ValueError, match=r"d_x has shape \(2, 3, 4\); expected \(B, n, d\) = \(2, 2, 4\)"):
+        embedding_backward(np.zeros((2, 3, 4)), np.zeros((2, 2), dtype=int), 5)
+    with pytest.raises(ValueError, match=r"tokens holds tokens outside \[0, V\) with V = 5"):
+        embedding_backward(np.zeros((1, 2, 4)), np.array([[0, 5]]), 5)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, np.nan, np.inf, True, "1"])
+def test_error_attention_backward_scale(bad):
+    Q = np.zeros((2, 3))
+    with pytest.raises(ValueError, match=r"scale must be a finite number > 0"):
+        attention_backward(np.zeros((2, 3)), Q, Q, Q, np.full((2, 2), 0.5), scale=bad)
+
+
+def test_unscaled_block_gradients_match_torch_on_rescaled_queries():
+    """scale=1 is the same layer as the standard one with W_q multiplied by sqrt(d_k)."""
+    rng = np.random.default_rng(32)
+    mha = MultiHeadAttention(8, 2, rng=rng, scale=1.0)
+    p, x, P = block_params(rng, 8, 16), rng.normal(size=(2, 5, 8)), probe((2, 5, 8), 33)
+    root = np.sqrt(mha.d_k)
+    scaled = MultiHeadAttention.from_weights(mha.W_q * root, mha.W_k, mha.W_v, mha.W_o)
+    layer, xt = torch_layer(scaled, p), t(x)
+    (layer(xt) * torch.from_numpy(P)).sum().backward()
+    out, cache = encoder_block_forward(x, mha, p)
+    dx, grads = encoder_block_backward(P, cache)
+    np.testing.assert_allclose(out, layer(xt).detach().numpy(), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(dx, xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    ref = torch_grads_of_layer(layer, 8, 2)
+    np.testing.assert_allclose(grads["W_q"], ref["W_q"] * root, rtol=1e-10, atol=1e-12)  # chain rule of root W_q
+    np.testing.assert_allclose(grads["W_k"], ref["W_k"], rtol=1e-10, atol=1e-12)
+
+
+def test_model_parameters_live_in_one_place():
+    model = float64_model()
+    tokens = np.random.default_rng(34).integers(0, 7, (2, 6))
+    for layer, (mha, rest) in enumerate(model.blocks):
+        for key in ("W_q", "W_k", "W_v", "W_o"):
+            assert model.params[f"{layer}.{key}"] is getattr(mha, key)
+        for key, arr in rest.items():
+            assert model.params[f"{layer}.{key}"] is arr
+    before = {id(getattr(mha, k)) for mha, _ in model.blocks for k in ("W_q", "W_k", "W_v", "W_o")}
+    logits = model.forward(tokens)[0]
+    assert {id(getattr(mha, k)) for mha, _ in model.blocks for k in ("W_q", "W_k", "W_v", "W_o")} == before
+    model.params["0.W_q"][...] = 0.0  # an in-place update (as Adam's) is what the forward uses
+    assert not np.allclose(model.forward(tokens)[0], logits)
+    np.testing.assert_array_equal(model.blocks[0][0].W_q, 0.0)

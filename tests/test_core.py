@@ -226,3 +226,44 @@ def test_error_causal_mask_size():
 def test_error_masked_softmax_shape():
     with pytest.raises(ValueError, match=r"mask has shape \(3,\); expected the shape of scores = \(2, 3\)"):
         attn.masked_softmax(np.zeros((2, 3)), np.ones(3, bool))
+
+
+# ---------------------------------------------------------------- the score factor
+
+
+def test_scale_default_is_one_over_sqrt_dk_and_one_gives_plain_dot_products():
+    rng = np.random.default_rng(40)
+    Q, K, V = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 3))
+    scores = Q @ np.swapaxes(K, -1, -2)  # (2, 3, 5)
+    out, w = attn.scaled_dot_product_attention(Q, K, V)
+    np.testing.assert_array_equal(w, attn.scaled_dot_product_attention(Q, K, V, scale=0.5)[1])  # 1/sqrt(4)
+    np.testing.assert_allclose(w, attn.softmax(scores / 2), rtol=1e-14)
+    out1, w1 = attn.scaled_dot_product_attention(Q, K, V, scale=1.0)
+    np.testing.assert_allclose(w1, attn.softmax(scores), rtol=1e-14)
+    np.testing.assert_allclose(out1, attn.softmax(scores) @ V, rtol=1e-14)
+    assert not np.allclose(w1, w)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scale_keeps_dtype(dtype):
+    Q = np.ones((2, 3), dtype=dtype)
+    out, w = attn.scaled_dot_product_attention(Q, Q, Q, scale=3.0)
+    assert out.dtype == dtype and w.dtype == dtype
+
+
+@pytest.mark.parametrize("bad", [0, -0.5, np.nan, np.inf, True, "2", [1.0]])
+def test_error_scale(bad):
+    Q = np.zeros((2, 3))
+    with pytest.raises(ValueError, match=r"scale must be a finite number > 0 \(or None for 1/sqrt\(d_k\)\), got"):
+        attn.scaled_dot_product_attention(Q, Q, Q, scale=bad)
+
+
+def test_multihead_scale_reaches_every_head():
+    rng = np.random.default_rng(41)
+    mha = attn.MultiHeadAttention(8, 2, rng=3, scale=1.0)
+    x = rng.normal(size=(2, 4, 8))
+    q, k = np.einsum("bnd,hdk->bhnk", x, mha.W_q), np.einsum("bnd,hdk->bhnk", x, mha.W_k)
+    np.testing.assert_allclose(mha.forward(x, x, x)[1], attn.softmax(q @ np.swapaxes(k, -1, -2)), rtol=1e-13)
+    same = attn.MultiHeadAttention.from_weights(mha.W_q, mha.W_k, mha.W_v, mha.W_o, scale=1.0)
+    np.testing.assert_array_equal(same.forward(x, x, x)[0], mha.forward(x, x, x)[0])
+    assert repr(same) == "MultiHeadAttention(d_model=8, num_heads=2, d_k=4, scale=1.0)"

@@ -73,3 +73,12 @@ def test_padding_and_causal(qkv):
     ref_out, ref_w = torch_attention(Q, K, V, allowed=mask)
     np.testing.assert_allclose(out, ref_out, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(w, ref_w, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.2])
+def test_scale_matches_torch_scale(qkv, scale):
+    Q, K, V = qkv
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a))
+    ref = F.scaled_dot_product_attention(t(Q), t(K), t(V), scale=scale).numpy()
+    out, _ = attn.scaled_dot_product_attention(Q, K, V, scale=scale)
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)

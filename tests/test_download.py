@@ -1,7 +1,7 @@
 """A notebook downloaded from the site runs on its own, outside this repository.
 
 The built site's downloads (``_sources/**/*.ipynb``) start with a setup cell that installs ``attn``
-from the site's wheel when it is missing (tools/site_ext.py). Here one download runs in a fresh
+from the site's wheel when it is missing (tools/sphinx_site/downloads.py). Here one download runs in a fresh
 virtual environment with numpy, matplotlib, pandas and ipykernel (the book's pins) but without
 ``attn`` or myst-nb, in a folder outside the repository, with the site served locally (the setup
 cell's Pages URL, the one the build used, is pointed at the local server). It must complete, and its text outputs must be
@@ -30,9 +30,9 @@ BUILD = ROOT / "_build"
 HTML_DIR = BUILD / "html"
 sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package  # noqa: E402
 from export_executed import toc_pages  # noqa: E402
-from site_ext import SETUP_TAG, WHEEL_DIR, attn_wheel_name  # noqa: E402
+from sphinx_site.downloads import SETUP_TAG, WHEEL_DIR, attn_wheel_name  # noqa: E402
 
-# The Pages URL this build used (derived by tools/site_ext.py, recorded next to the HTML directory).
+# The Pages URL this build used (derived by tools/sphinx_site/identity.py, recorded next to the HTML directory).
 IDENTITY = BUILD / "site-identity.json"
 BASEURL = (json.loads(IDENTITY.read_text(encoding="utf-8"))["site_url"] if IDENTITY.is_file()
            else yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["html"]["baseurl"]).rstrip("/")

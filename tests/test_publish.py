@@ -1,4 +1,4 @@
-"""A copy of the repository publishes itself with zero edits (tools/site_ext.py derives the URLs).
+"""A copy of the repository publishes itself with zero edits (tools/sphinx_site/identity.py derives the URLs).
 
 The book is built a second time, into a temporary directory, as GitHub Actions would build it in a
 student's copy: ``GITHUB_REPOSITORY=maria-silva/entrega-atividade4`` and configure-pages' Pages URL
@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))  # the Sphinx extension itself is not a package
-from site_ext import IDENTITY_FILE, default_pages_url, derive_identity, github_slug  # noqa: E402
+sys.path.insert(0, str(ROOT / "tools"))  # the Sphinx extension, tools/sphinx_site/, is not installed
+from sphinx_site.identity import IDENTITY_FILE, default_pages_url, derive_identity, github_slug  # noqa: E402
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 PLACEHOLDER = "aluno/atencao-transformers-do-zero"

@@ -3,7 +3,7 @@
 The HTML directory comes from ``SITE_HTML_DIR`` (default ``_build/html``); screenshots go to
 ``screenshots/`` next to it (``_build/screenshots``), with ``site_report.json`` (pages crawled and
 bytes transferred per page). The site is served on 127.0.0.1 under the GitHub Pages project path
-of the URL the build used (``site-identity.json`` next to the HTML directory, tools/site_ext.py), with GitHub Pages' behaviour for missing files
+of the URL the build used (``site-identity.json`` next to the HTML directory, tools/sphinx_site/identity.py), with GitHub Pages' behaviour for missing files
 (``404.html`` with status 404) and gzip for text assets.
 
 One crawl visits every HTML page of the build (each in a fresh browser context, so sizes are cold-
@@ -309,7 +309,7 @@ def crawl():
     if not AXE_JS.is_file():
         pytest.fail(f"axe-core is not installed in {AXE_JS.parent}: run `make mathjax` (npm ci)")
     if not IDENTITY:
-        pytest.fail(f"no {IDENTITY_FILE} (written by tools/site_ext.py): rebuild with `make book`")
+        pytest.fail(f"no {IDENTITY_FILE} (written by tools/sphinx_site/identity.py): rebuild with `make book`")
     from playwright.sync_api import sync_playwright
 
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
@@ -509,7 +509,7 @@ def test_language_and_canonical_urls(crawl):
 
 
 def test_theme_stylesheet_applies(crawl):
-    """The pages link a trimmed copy of the theme's stylesheet (tools/site_ext.py): it still styles
+    """The pages link a trimmed copy of the theme's stylesheet (tools/sphinx_site/icons.py): it still styles
     them (a broken copy leaves the browser's default serif font)."""
     bad = {v.rel: v.facts["bodyFont"] for v in _all_visits(crawl) if "sans-serif" not in v.facts["bodyFont"]}
     assert not bad, bad

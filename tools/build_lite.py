@@ -1,8 +1,8 @@
 """Build the in-browser notebooks of the site: JupyterLite + Pyodide under ``_build/html/lite/``.
 
 Run by `make book` after the Jupyter Book build (it needs the site's downloadable notebooks, which
-tools/site_ext.py gives their setup cell, and the ``attn`` wheel in ``wheels/``). Everything the
-browser runs is served by the site itself:
+tools/sphinx_site/downloads.py gives their setup cell, and the ``attn`` wheel in ``wheels/``).
+Everything the browser runs is served by the site itself:
 
 * the JupyterLite app (pip pins in requirements-lite.txt), "notebooks" interface only;
 * the Pyodide runtime from npm ``pyodide`` (package.json / package-lock.json);
@@ -15,8 +15,9 @@ browser runs is served by the site itself:
 
 Each notebook page's download becomes ``lite/files/<page>.ipynb`` (outputs cleared, kernel
 ``python``: a kernelspec named ``python3`` would make JupyterLite ask for a kernel). Pages too heavy
-for the browser get a short variant (HEAVY below). The app is rebuilt from scratch whenever an input
-changes (an incremental ``jupyter lite build`` once fell back to the CDN), and left alone otherwise.
+for the browser get a short variant (HEAVY, in tools/sphinx_site/lite.py: the site's button names it
+too). The app is rebuilt from scratch whenever an input changes (an incremental ``jupyter lite
+build`` once fell back to the CDN), and left alone otherwise.
 
 Usage: python tools/build_lite.py [BUILD_DIR]   (default: _build). Prints the size of lite/.
 """
@@ -36,9 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 from export_executed import toc_pages  # noqa: E402
-from site_ext import WHEEL_DIR, attn_wheel_name  # noqa: E402
+from sphinx_site.downloads import WHEEL_DIR, attn_wheel_name  # noqa: E402
+from sphinx_site.lite import HEAVY, LITE_DIR  # noqa: E402
 
-LITE_DIR = "lite"  # under the site's root
 PYODIDE_NPM = ROOT / "node_modules" / "pyodide"
 PYODIDE_RUNTIME = ("pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
 PYODIDE_CDN = "https://cdn.jsdelivr.net/pyodide/v{version}/full/{file_name}"  # build-time fallback only
@@ -52,16 +53,6 @@ PRELOAD = ("numpy", "matplotlib", "pandas")
 UNUSED_EXTENSIONS = ("jupyterlab-jupytext",)
 KERNEL_NAME = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
 
-# Pages whose cells are too heavy for the browser: (source pattern, replacement) edits that make the
-# in-browser copy a short variant. A pattern that no longer matches fails the build.
-HEAVY = {
-    "book/aula510/ex3_copia_gru": [
-        (r"^cfg = CopyConfig\(\)$",
-         "cfg = CopyConfig(steps=100, eval_per_length=50, eval_every=25)  # short variant for the browser "
-         "(the site's run: CopyConfig())"),
-        (r"run_both\(cfg\)", "run_both(cfg, parallel=False)"),  # no processes in the browser
-    ],
-}
 # The targets a page asserts hold for the site's full training, not for a short one: in a short
 # variant each `assert` line becomes a no-op that keeps the check readable as a comment.
 SHORT_ASSERT = (r"^(\s*)assert\b", r"\1pass  # checked by the site's full run, not by this short one: assert")
@@ -183,7 +174,7 @@ def lite_notebook(download: Path, page: str) -> dict:
                 cell["source"], hits = source, hits + n
         if not hits:
             raise SystemExit(f"build_lite: {page}: no cell matches {pattern!r} "
-                             "(update HEAVY in tools/build_lite.py)")
+                             "(update HEAVY in tools/sphinx_site/lite.py)")
     if page in HEAVY:
         for cell in notebook["cells"]:
             if cell["cell_type"] == "code":

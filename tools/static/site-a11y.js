@@ -1,4 +1,4 @@
-// Every page (added by tools/site_ext.py). Keyboard access to wide boxes: a box that scrolls
+// Every page (added by tools/sphinx_site/assets.py). Keyboard access to wide boxes: a box that scrolls
 // (code, cell outputs such as wide pandas tables, display math) needs a tab stop. The theme sets
 // them once when the page is parsed and on window resizes, but boxes also change width later (web
 // fonts arriving, the layout settling), so watch each box's own size.

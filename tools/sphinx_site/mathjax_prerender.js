@@ -1,4 +1,4 @@
-// Build-time math for the site (run by tools/site_ext.py, never by the reader's browser).
+// Build-time math for the site (run by tools/sphinx_site/mathjax.py, never by the reader's browser).
 // Reads JSON from stdin: {"fontURL": "...", "formulas": [{"tex": "...", "display": true}, ...]}
 // Writes JSON to stdout: {"html": ["<mjx-container ...>", ...], "css": "..."}: one CommonHTML
 // rendering per formula (with its MathML for screen readers) and one stylesheet for all of them.
@@ -8,7 +8,7 @@ const path = require("path");
 
 const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
 
-require(path.join(__dirname, "..", "node_modules", "mathjax")).init({
+require(path.join(__dirname, "..", "..", "node_modules", "mathjax")).init({
   loader: { load: ["input/tex-full", "output/chtml", "adaptors/liteDOM", "a11y/assistive-mml"] },
   tex: { packages: { "[-]": ["autoload", "require"] } },  // tex-full already holds every package
   chtml: { fontURL: input.fontURL, adaptiveCSS: true, scale: 1.273 },  // = the size MathJax chose in the browser (x-height of the theme's font)

@@ -1,0 +1,108 @@
+"""Downloads that run anywhere: the ``attn`` wheel on the site and a setup cell in every download.
+
+When an HTML build finishes, ``attn`` is built as a wheel into ``wheels/`` of the site, and every
+downloadable notebook (``_sources/**/*.ipynb``) gets a first setup cell: it installs that wheel from
+the site's URL (``html_baseurl``) when ``attn`` is missing and stands in for myst-nb's ``glue()``
+when myst-nb is missing; otherwise it does nothing. The rendered pages never show it (the pages are
+not edited; only the downloads get the cell). ``tools/build_lite.py`` takes the wheel and these downloads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.errors import ConfigError
+
+from .paths import ROOT
+
+WHEEL_DIR = "wheels"  # under the site's root
+SETUP_TAG = "attn-setup"  # marks the injected cell (tests and the in-browser build find it by this tag)
+SETUP_CELL = """\
+# Setup, for running this notebook outside the course repository: installs the course package
+# `attn` from the course site if it is missing; if myst-nb is missing, stands in for its glue()
+# (which hands numbers and figures to the site's text) by showing the glued figures here.
+# Where both are installed it does nothing.
+import importlib
+import importlib.util
+import subprocess
+import sys
+import types
+
+if importlib.util.find_spec("attn") is None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "{wheel_url}"], check=True)
+    importlib.invalidate_caches()
+if importlib.util.find_spec("myst_nb") is None:
+    from IPython.display import display as _display
+    sys.modules["myst_nb"] = types.ModuleType("myst_nb")
+    sys.modules["myst_nb"].glue = lambda name, value, display=True: (
+        _display(value) if display or hasattr(value, "savefig") else None)
+"""
+
+
+def attn_wheel_name() -> str:
+    """File name of the wheel of ``attn`` that the site serves (version from pyproject.toml)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return f"{project['name']}-{project['version']}-py3-none-any.whl"
+
+
+def build_attn_wheel(target_dir: Path) -> Path:
+    """Build ``attn`` as a wheel into ``target_dir``, from a copy of the sources (no build/ left behind)."""
+    target_dir.mkdir(parents=True, exist_ok=True)
+    for old in target_dir.glob("attn-*.whl"):
+        old.unlink()
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        shutil.copytree(ROOT / "attn", src / "attn", ignore=shutil.ignore_patterns("__pycache__"))
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(ROOT / name, src / name)
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+             "--wheel-dir", str(target_dir), str(src)],
+            capture_output=True, text=True, env={**os.environ, "SOURCE_DATE_EPOCH": "315532800"})
+    if result.returncode:
+        raise RuntimeError(f"building the attn wheel failed:\n{result.stderr}")
+    wheel = target_dir / attn_wheel_name()
+    if not wheel.is_file():
+        raise RuntimeError(f"building attn did not produce {wheel.name}: {sorted(target_dir.iterdir())}")
+    return wheel
+
+
+def setup_cell(wheel_url: str) -> dict:
+    return {"cell_type": "code", "execution_count": None, "id": SETUP_TAG, "outputs": [],
+            "metadata": {"tags": [SETUP_TAG, "remove-cell"]},
+            "source": SETUP_CELL.format(wheel_url=wheel_url).splitlines(keepends=True)}
+
+
+def add_setup_cell(notebook: dict, wheel_url: str) -> dict:
+    """Put the setup cell first (replacing an earlier copy of it)."""
+    cells = [c for c in notebook["cells"] if SETUP_TAG not in c.get("metadata", {}).get("tags", [])]
+    notebook["cells"] = [setup_cell(wheel_url), *cells]
+    notebook["nbformat_minor"] = max(notebook.get("nbformat_minor", 0), 5)  # cell ids
+    return notebook
+
+
+def _runnable_downloads(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    if not app.config.html_baseurl:
+        raise ConfigError("html.baseurl in _config.yml is needed: the downloads install attn from it")
+    outdir = Path(app.outdir)
+    wheel = build_attn_wheel(outdir / WHEEL_DIR)
+    wheel_url = app.config.html_baseurl.rstrip("/") + f"/{WHEEL_DIR}/{wheel.name}"
+    for path in sorted((outdir / "_sources").rglob("*.ipynb")):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        text = json.dumps(add_setup_cell(notebook, wheel_url), ensure_ascii=False, indent=1) + "\n"
+        if path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+
+
+def setup(app: Sphinx) -> None:
+    app.connect("build-finished", _runnable_downloads)

@@ -1,0 +1,48 @@
+"""Published HTML: the post-processing of the written pages when the build finishes, in one place.
+
+Light, accessible, valid pages. The steps below run in this order, each idempotent, so an
+incremental build leaves already-processed pages as they are. Each page is read once, handed
+through the text steps, and written back only if it changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+from .html_fixes import valid_accessible_html
+from .icons import subset_icons
+from .images import compress_images
+from .mathjax import prerender_math
+from .redirect import write_root_redirect
+from .search import drop_search_scripts
+
+
+def _content_pages(outdir: Path) -> list[Path]:
+    return sorted(
+        p for p in outdir.rglob("*.html")
+        if not p.relative_to(outdir).parts[0].startswith(("_static", "_sources", "_images", "lite"))
+    )  # lite/: the JupyterLite app (tools/build_lite.py), not pages of the book
+
+
+def _publish_html(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    write_root_redirect(app)  # index.html: a complete redirect page (redirect.py)
+    outdir = Path(app.outdir)
+    pages = {path: path.read_text(encoding="utf-8") for path in _content_pages(outdir)}
+    before = dict(pages)
+    prerender_math(app, pages)  # math rendered at build time (mathjax.py)
+    for path, text in pages.items():
+        pages[path] = valid_accessible_html(text)  # validity and accessibility fixes (html_fixes.py)
+    subset_icons(app, pages)  # icon font subsets, trimmed theme stylesheet (icons.py)
+    drop_search_scripts(app, pages)  # search scripts on the search page only (search.py)
+    compress_images(app)  # palette PNGs (images.py)
+    for path, text in pages.items():
+        if text != before[path]:
+            path.write_text(text, encoding="utf-8")
+
+
+def setup(app: Sphinx) -> None:
+    app.connect("build-finished", _publish_html, priority=900)  # after sphinx-external-toc's index.html
