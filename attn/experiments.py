@@ -56,7 +56,7 @@ def future_token_change(Q, K, V, seed: int = 0):
     without_mask, with_mask : float
         Largest absolute change of the output, without and with the causal mask.
     """
-    Q, K, V, _ = check_attention_inputs(Q, K, V, None)
+    Q, K, V, _, _ = check_attention_inputs(Q, K, V, None)
     rng = np.random.default_rng(seed)
     K_new, V_new = K.copy(), V.copy()
     K_new[-1], V_new[-1] = rng.normal(size=K.shape[-1]), rng.normal(size=V.shape[-1])  # (d_k,), (d_v,)
