@@ -34,9 +34,9 @@ def encoder_example(seed: int = 42, d_model: int = 8, num_heads: int = 2, n: int
     n, d_ff = positive_int(n, "n"), 4 * positive_int(d_model, "d_model")
     np.random.seed(seed)  # noqa: NPY002 -- the activity fixes the global seed
     mha = MultiHeadAttention(d_model, num_heads)  # W_q, W_k, W_v, W_o
-    X = np.random.randn(n, d_model)  # (n, d_model)
-    W1 = np.random.randn(d_model, d_ff) / np.sqrt(d_model)  # (d_model, d_ff)
-    W2 = np.random.randn(d_ff, d_model) / np.sqrt(d_ff)  # (d_ff, d_model)
+    X = np.random.randn(n, d_model)  # noqa: NPY002  (n, d_model)
+    W1 = np.random.randn(d_model, d_ff) / np.sqrt(d_model)  # noqa: NPY002  (d_model, d_ff)
+    W2 = np.random.randn(d_ff, d_model) / np.sqrt(d_ff)  # noqa: NPY002  (d_ff, d_model)
     return mha, X, (W1, np.zeros(d_ff), W2, np.zeros(d_model))
 
 
@@ -113,7 +113,9 @@ def shuffled_tokens(mha, ffn_params, seed: int = 4, n: int = 6):
 
 
 def softmax_jacobian(w) -> np.ndarray:
-    r"""Jacobian of the softmax from its output: :math:`J_{ij} = \partial w_i / \partial s_j = w_i(\delta_{ij} - w_j)`.
+    r"""Jacobian of the softmax from its output.
+
+    .. math:: J_{ij} = \partial w_i / \partial s_j = w_i(\delta_{ij} - w_j)
 
     Parameters
     ----------

@@ -47,7 +47,7 @@ def num(x, digits: int = 4) -> str:
 
 
 def fmt(x, spec: str = ".2f") -> str:
-    """``format(x, spec)`` with the Portuguese decimal comma and minus sign: ``fmt(-0.514, ".2f") == '−0,51'``.
+    """``format(x, spec)`` with the decimal comma and minus sign: ``fmt(-0.514, ".2f") == '−0,51'``.
 
     The rule for numbers written *inside figures* (heatmap annotations, bar labels, legends), where
     a format spec is the natural unit; :mod:`attn.plotting` uses it for tick labels too.
