@@ -31,6 +31,7 @@ from .seq2seq import ATTENTION_MODES, Seq2Seq
 
 PAD, BOS, FIRST_SYMBOL = 0, 1, 2
 EVAL_LENGTHS = (5, 10, 20, 40, 60, 80)
+TARGET_ACCURACY = 0.9  # "steps to a fixed accuracy": mean accuracy over EVAL_LENGTHS (steps_to_accuracy)
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,8 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
     model : Seq2Seq
     history : dict
         ``loss`` and ``grad_norm`` per step (lists), ``mid_eval`` as a list of
-        ``(step, {length: accuracy})``, ``seconds`` of training.
+        ``(step, {length: accuracy})``, ``seconds`` of training (wall clock) and ``cpu_seconds``
+        (CPU time of this process).
     """
     model = Seq2Seq(cfg.vocab_size, cfg.emb_size, cfg.hidden_size, cfg.attention, cfg.d_attn, seed=cfg.seed)
     opt = Adam(model.params, lr=cfg.lr, betas=(0.9, cfg.beta2))
@@ -145,7 +147,7 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
         from tqdm.auto import tqdm
         bar = tqdm(total=cfg.steps, position=position, leave=True,
                    desc="atenção" if cfg.attention else "sem atenção")
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for step in range(cfg.steps):
         lengths = training_lengths(rng, cfg, step)
         src, tgt_in = make_batch(rng, cfg.batch_size, lengths, cfg.n_symbols)
@@ -162,6 +164,7 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
             if step % 20 == 0:
                 bar.set_postfix(loss=f"{loss:.4f}")
     history["seconds"] = time.perf_counter() - start
+    history["cpu_seconds"] = time.process_time() - cpu_start
     if bar is not None:
         bar.close()
     return model, history
@@ -216,6 +219,24 @@ def run_both(cfg: CopyConfig | None = None, progress: bool = False, parallel: bo
     else:
         results = [run_one(c, progress=progress, position=i) for i, c in enumerate(cfgs)]
     return {"attention": results[0], "plain": results[1], "wall_seconds": time.perf_counter() - start}
+
+
+def steps_to_accuracy(mid_eval, threshold: float = TARGET_ACCURACY):
+    """First evaluated step whose accuracy, averaged over the lengths, reaches ``threshold``.
+
+    Parameters
+    ----------
+    mid_eval : list of (int, dict {length: accuracy})
+        A training history's ``mid_eval``.
+    threshold : float
+        Default ``TARGET_ACCURACY``, the level both copy-task pages report.
+
+    Returns
+    -------
+    int or None
+        None if no evaluation reached it.
+    """
+    return next((step for step, acc in mid_eval if np.mean(list(acc.values())) >= threshold), None)
 
 
 def accuracy_table(results) -> str:

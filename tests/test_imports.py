@@ -148,9 +148,10 @@ def test_a_package_importing_its_own_modules_is_no_circle(tmp_path):
 ATTN_LAYERS = {
     "base": {"attn._checks", "attn._parallel"},
     "primitives": {"attn.core", "attn.classic", "attn.multihead", "attn.multihead_luong",
-                   "attn.self_attention", "attn.encoder", "attn.positional"},
-    "training": {"attn.backprop", "attn.optim", "attn.gru", "attn.seq2seq", "attn.transformer"},
-    "experiments": {"attn.copytask", "attn.tasks", "attn.experiments"},
+                   "attn.self_attention", "attn.encoder", "attn.positional", "attn.tiled", "attn.decoder"},
+    "training": {"attn.backprop", "attn.optim", "attn.gru", "attn.seq2seq", "attn.transformer",
+                 "attn.decoder_backprop", "attn.encdec"},
+    "experiments": {"attn.copytask", "attn.tasks", "attn.measure", "attn.copy_transformer", "attn.experiments"},
     "book": {"attn.plotting", "attn.diagrams", "attn.prose"},
 }
 LAYER_ORDER = ["base", "primitives", "training", "experiments"]
