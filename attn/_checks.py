@@ -264,12 +264,14 @@ def check_heads(heads, h: int, d_k: int) -> np.ndarray:
     return heads
 
 
-def check_layer_norm_inputs(x, gamma, beta, eps):
+def check_layer_norm_inputs(x, gamma, beta, eps, eps_in_sqrt=True):
     """Validate ``layer_norm``'s inputs; ``gamma``/``beta`` default to ones/zeros of x's dtype."""
     x = as_float(x, "x")
     check_ndim(x, "x", "(..., d) with at least 1 dimension", 1)
     if not eps > 0:
         raise ValueError(f"eps must be positive, got {eps!r}")
+    if not isinstance(eps_in_sqrt, (bool, np.bool_)):
+        raise ValueError(f"eps_in_sqrt must be True or False, got {eps_in_sqrt!r}")
     d, dtype = x.shape[-1], x.dtype
     params = []
     for name, value, default in (("gamma", gamma, np.ones), ("beta", beta, np.zeros)):
