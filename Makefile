@@ -11,7 +11,8 @@ LITE_STAMP := $(VENV)/.lite-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
 ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit site nbval lint sysdeps clean bench copy-task transformer mathjax lab lite lighthouse
+.PHONY: book test unit site nbval nbval-changed site-changed rehearsal FORCE lint sysdeps clean bench copy-task \
+	transformer mathjax lab lite lighthouse
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,7 +29,7 @@ $(DEV_STAMP): $(LAB_STAMP) requirements-dev.txt
 # site by tools/sphinx_site/mathjax.py, never committed. `npm ci` recreates node_modules/, hence the stamp.
 # The same install brings the test tools axe-core (browser test) and vnu-jar (HTML validity).
 MATHJAX_STAMP := node_modules/.mathjax-installed
-$(MATHJAX_STAMP): package.json package-lock.json $(BOOK_STAMP)
+$(MATHJAX_STAMP): package.json package-lock.json | $(BOOK_STAMP)  # npm from .venv; re-run only when the lock changes
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/npm ci --no-audit --no-fund --ignore-scripts --loglevel=error
 	@touch $@
 
@@ -79,40 +80,55 @@ sysdeps:
 		$$SUDO apt-get install -y -qq chromium shellcheck default-jre-headless >/dev/null; fi
 
 # The test stages. CI runs each as its own job over the build job's artifact (no second build);
-# `make test` runs them here after `make book`, STAGE_JOBS at a time (2 when the machine has 2 cores).
-STAGE_JOBS ?= $(shell [ "$$(nproc)" -ge 2 ] && echo 2 || echo 1)
-SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py -m site \
+# `make test` runs them here after `make book`, all three at once.
+SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py -m site \
 	-p no:cacheprovider
-NBVAL_TEST = $(BIN)/python -m pytest _build/jupyter_execute \
+NBVAL_TEST = $(BIN)/python -m pytest \
 	--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 unit: $(DEV_STAMP)
-	$(BIN)/python -m pytest tests -q -m "not site" -p no:cacheprovider
+	$(BIN)/python -m pytest tests -q -m "not site and not rehearsal" -p no:cacheprovider
 
 site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-jar
 	$(SITE_TEST)
 
 nbval: $(DEV_STAMP)
-	$(NBVAL_TEST)
+	$(NBVAL_TEST) _build/jupyter_execute
+
+# The workflow's test jobs rehearsed (tests/ci_rehearsal.py): each on a fresh clone of HEAD plus the
+# build's artifact, as GitHub Actions runs it. `make test` re-runs it when HEAD or the build changed.
+REHEARSAL_KEY = $(shell { git rev-parse HEAD; find _build/html _build/jupyter_execute _build/.jupyter_cache \
+	_build/site-identity.json -type f -printf '%P %T@ %s\n' 2>/dev/null | sort; } | sha256sum | cut -c1-16)
+rehearsal: $(DEV_STAMP)
+	$(BIN)/python -m pytest tests/test_ci_rehearsal.py -m rehearsal -p no:cacheprovider -rA
+	@echo $(REHEARSAL_KEY) > _build/.rehearsal-passed
+
+_build/.rehearsal-passed: FORCE
+	@if [ "$$(cat $@ 2>/dev/null)" != "$(REHEARSAL_KEY)" ]; then $(MAKE) --no-print-directory rehearsal; fi
+
+FORCE:
 
 # Unit, property, oracle, notebook-hygiene, lint, workflow and publish tests always run; the two slow
-# stages (the browser crawl of the site and nbval's re-execution of every notebook) re-run only when
-# what they check has changed, so a second `make test` with nothing changed is quick. CI starts
-# clean: all run. The three stages overlap: nbval (the longest) beside unit, then the crawl once unit
-# is done (a unit failure stops there, as before); --output-sync keeps each stage's log in one piece.
+# stages (the browser stage over the built site and nbval's re-execution of the notebooks) re-run only
+# what changed, by content (tools/stages.py): nbval re-executes only the notebooks whose code, outputs
+# or dependencies (attn/, pins) changed, so a prose edit re-executes nothing; the browser stage runs
+# when any file of the built site or of its tests changed. CI starts clean: all run. The three stages
+# start together: the browser stage mostly waits on the browser, so it shares the cores with the other
+# two; --output-sync keeps each stage's log in one piece.
 test: $(DEV_STAMP) sysdeps book
-	@$(MAKE) --no-print-directory -j$(STAGE_JOBS) --output-sync=target \
-		_build/.nbval-passed unit _build/.site-passed
+	@$(MAKE) --no-print-directory -j3 --output-sync=target nbval-changed unit site-changed
+	@$(MAKE) --no-print-directory _build/.rehearsal-passed
 
-_build/.site-passed: $(shell find _build/html -name '*.html' 2>/dev/null) tests/test_site.py tests/test_lite.py \
-		tests/test_html_valid.py
-	$(SITE_TEST)
-	@touch $@
+nbval-changed: $(DEV_STAMP)
+	@todo="$$($(BIN)/python tools/stages.py todo nbval)"; \
+	if [ -z "$$todo" ]; then echo "nbval: every executed notebook passed as it is now"; else \
+		echo "nbval: $$(echo $$todo | wc -w) notebook(s) changed"; \
+		$(NBVAL_TEST) $$todo && $(BIN)/python tools/stages.py pass nbval $$todo; fi
 
-_build/.nbval-passed: $(shell find _build/jupyter_execute -name '*.ipynb' 2>/dev/null) $(wildcard attn/*.py) \
-		tests/nbval_sanitize.cfg
-	$(NBVAL_TEST)
-	@touch $@
+site-changed: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)
+	@if [ -z "$$($(BIN)/python tools/stages.py todo site)" ]; then \
+		echo "browser stage: the built site and its tests are as they were when it last passed"; else \
+		$(SITE_TEST) && $(BIN)/python tools/stages.py pass site; fi
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check attn tests tools bench

@@ -4,7 +4,7 @@ Every public function documents the shape of each array it takes and
 returns, validates its inputs, and raises ``ValueError`` naming the argument,
 its shape and the expected shape instead of broadcasting silently.
 """
-from . import prose
+from . import experiments, prose
 from .classic import additive_attention, dot_attention, general_attention
 from .core import causal_mask, masked_softmax, padding_mask, scaled_dot_product_attention, softmax
 from .encoder import ffn, layer_norm, transformer_encoder_block
@@ -45,5 +45,6 @@ __all__ = [
     "clip_grad_norm",
     "cosine_lr",
     "prose",
+    "experiments",
 ]
 __version__ = "0.1.0"

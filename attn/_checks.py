@@ -264,12 +264,14 @@ def check_heads(heads, h: int, d_k: int) -> np.ndarray:
     return heads
 
 
-def check_layer_norm_inputs(x, gamma, beta, eps):
+def check_layer_norm_inputs(x, gamma, beta, eps, eps_in_sqrt=True):
     """Validate ``layer_norm``'s inputs; ``gamma``/``beta`` default to ones/zeros of x's dtype."""
     x = as_float(x, "x")
     check_ndim(x, "x", "(..., d) with at least 1 dimension", 1)
     if not eps > 0:
         raise ValueError(f"eps must be positive, got {eps!r}")
+    if not isinstance(eps_in_sqrt, (bool, np.bool_)):
+        raise ValueError(f"eps_in_sqrt must be True or False, got {eps_in_sqrt!r}")
     d, dtype = x.shape[-1], x.dtype
     params = []
     for name, value, default in (("gamma", gamma, np.ones), ("beta", beta, np.zeros)):
@@ -455,3 +457,94 @@ def check_embedding_backward_inputs(d_x, tokens, vocab_size: int):
     check_ndim(d_x, "d_x", "(B, n, d) with 3 dimensions", 3, 3)
     check_shape(d_x, "d_x", tokens.shape + d_x.shape[-1:], "(B, n, d)", "B and n from tokens")
     return d_x, tokens
+
+
+def check_probe_inputs(train_x, train_y, test_x, test_y, n_classes: int):
+    """Validate a linear probe's data: features (N, d) and (M, d), integer labels (N,) and (M,) in [0, C)."""
+    train_x, test_x = as_float(train_x, "train_x"), as_float(test_x, "test_x")
+    check_ndim(train_x, "train_x", "(N, d) with 2 dimensions", 2, 2)
+    check_shape(test_x, "test_x", test_x.shape[:1] + train_x.shape[1:], "(M, d)", "d from train_x")
+    labels = []
+    for name, y, x, rows in (("train_y", train_y, train_x, "(N,)"), ("test_y", test_y, test_x, "(M,)")):
+        y = np.asarray(y)
+        if y.shape != x.shape[:1] or not np.issubdtype(y.dtype, np.integer):
+            raise ValueError(f"{name} has shape {shape_str(y.shape)} and dtype {y.dtype}; "
+                             f"expected integers with shape {rows} = {shape_str(x.shape[:1])}")
+        if y.size and (y.min() < 0 or y.max() >= n_classes):
+            raise ValueError(f"{name} holds labels outside [0, C) with C = {n_classes}")
+        labels.append(y)
+    return train_x, labels[0], test_x, labels[1]
+
+
+# -- tiled attention (attn.tiled) -----------------------------------------------------------------
+
+
+def check_tiled_attention_inputs(Q, K, V, mask, scale, tile_q, tile_k):
+    """Validate ``tiled_attention``'s inputs: those of the dense version (same messages), two tile sizes."""
+    Q, K, V, mask, scale = check_attention_inputs(Q, K, V, mask, scale)
+    return Q, K, V, mask, scale, positive_int(tile_q, "tile_q"), positive_int(tile_k, "tile_k")
+
+
+def check_tiled_backward_inputs(d_out, Q, K, V, output, stats, mask, scale, tile_q, tile_k):
+    """Validate ``tiled_attention_backward``'s inputs; every array is returned in Q's float dtype.
+
+    Returns ``d_out, Q, K, V, output, m, l, mask, scale, tile_q, tile_k`` (``m``, ``l`` from ``stats``).
+    """
+    Q, K, V, mask, scale, tile_q, tile_k = check_tiled_attention_inputs(Q, K, V, mask, scale, tile_q, tile_k)
+    if not (isinstance(stats, tuple) and len(stats) == 2):
+        raise ValueError(f"stats must be the pair (m, l) returned by tiled_attention, "
+                         f"got {type(stats).__name__}")
+    rows, out_shape = Q.shape[:-1], Q.shape[:-1] + V.shape[-1:]
+    arrays = []
+    for name, value, shape, expected, neg_inf in (
+            ("d_out", d_out, out_shape, "(..., n_q, d_v)", False),
+            ("output", output, out_shape, "(..., n_q, d_v)", False),
+            ("stats.m", stats[0], rows, "(..., n_q)", True),  # -inf: a query with no allowed key
+            ("stats.l", stats[1], rows, "(..., n_q)", False)):
+        value = as_float(value, name, allow_neg_inf=neg_inf)
+        check_shape(value, name, shape, expected, "from Q and V")
+        arrays.append(value.astype(Q.dtype, copy=False))
+    d_out, output, m, l = arrays
+    return d_out, Q, K, V, output, m, l, mask, scale, tile_q, tile_k
+
+
+# -- decoder block and key/value cache (attn.decoder) -------------------------------------------
+
+
+def check_decoder_inputs(y, memory, self_mha, cross_mha, mha_type):
+    """Validate the inputs of ``transformer_decoder_block``: ``y`` (..., T, d) and ``memory`` (..., S, d)."""
+    for name, layer in (("self_mha", self_mha), ("cross_mha", cross_mha)):
+        if not isinstance(layer, mha_type):
+            raise ValueError(f"{name} must be a MultiHeadAttention, got {type(layer).__name__}")
+    d = self_mha.d_model
+    if cross_mha.d_model != d:
+        raise ValueError(f"cross_mha has d_model = {cross_mha.d_model}; expected d_model = {d} from self_mha")
+    y, memory = as_float(y, "y"), as_float(memory, "memory")
+    check_ndim(y, "y", "(..., T, d_model) with at least 2 dimensions", 2)
+    check_dim(y, "y", -1, d, f"(..., T, d_model) with d_model = {d} from self_mha")
+    check_shape(memory, "memory", y.shape[:-2] + memory.shape[-2:-1] + (d,), "(..., S, d_model)",
+                "batch dimensions from y, d_model from self_mha")
+    return y, memory
+
+
+def check_decoder_step_inputs(y_t, self_cache, cross_cache, self_mha, cross_mha, cross_mask):
+    """Validate ``decoder_block_step``'s inputs; return ``y_t``, the position ``t`` and the weights."""
+    y_t = as_float(y_t, "y_t")
+    d, h, d_k = self_mha.d_model, self_mha.num_heads, self_mha.d_k
+    check_ndim(y_t, "y_t", "(B, 1, d_model) with 3 dimensions", 3, 3)
+    B = y_t.shape[0]
+    check_shape(y_t, "y_t", (B, 1, d), "(B, 1, d_model)", f"d_model = {d} from self_mha")
+    t, room = self_cache["t"], self_cache["k"].shape[2]
+    check_shape(self_cache["k"], "self_cache['k']", (B, h, room, d_k), "(B, h, max_steps, d_k)")
+    if t >= room:
+        raise ValueError(f"self_cache is full: it holds t = {t} of max_steps = {room} positions")
+    S = cross_cache["k"].shape[-2]
+    for key in ("k", "v"):
+        check_shape(cross_cache[key], f"cross_cache['{key}']", (B, cross_mha.num_heads, S, cross_mha.d_k),
+                    "(B, h, S, d_k)", "from y_t and cross_mha")
+    check_shape(as_bool_mask(cross_mask, "cross_mask"), "cross_mask", (B, S), "(B, S)", "from cross_cache")
+    dt = y_t.dtype
+    layers = (("self", self_mha), ("cross", cross_mha))
+    W = {f"{side}_{name[-1]}": np.asarray(getattr(layer, name), dtype=dt)
+         for side, layer in layers for name in ("W_q", "W_k", "W_v", "W_o")}
+    return y_t, t, W

@@ -2,8 +2,9 @@
 
 Used by :mod:`attn.copytask` and :mod:`attn.tasks`: each worker process is spawned with its BLAS
 limited to one thread (set in the environment before NumPy is imported there), so two cores are
-used and float32 sums are bit-for-bit the same as in a serial run. In the browser (Pyodide, no
-processes) the jobs run one after the other, with the same results.
+used and float32 sums are bit-for-bit the same as in a serial run (``tests/test_tasks.py`` compares
+the two). In the browser (Pyodide, no processes) the jobs run one after the other; whether
+WebAssembly's sums match the native ones bit for bit is not tested.
 """
 from __future__ import annotations
 

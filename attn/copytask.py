@@ -37,6 +37,7 @@ from .seq2seq import ATTENTION_MODES, Seq2Seq
 PAD, BOS, FIRST_SYMBOL = 0, 1, 2
 EVAL_LENGTHS = (5, 10, 20, 40, 60, 80)
 EVAL_SEED = 12345  # the evaluation sequences: every model, checkpoint and ablation mode sees the same ones
+TARGET_ACCURACY = 0.9  # "steps to a fixed accuracy": mean accuracy over EVAL_LENGTHS (steps_to_accuracy)
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,8 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
         ``(step, {length: accuracy})`` every ``eval_every`` steps and at the last step, on the first
         ``eval_mid_per_length`` evaluation sequences (at most ``eval_per_length``),
         ``mid_eval_se`` the same list with the standard errors (:func:`standard_error`), ``seconds``
-        of the training loop (those evaluations included).
+        of the training loop (those evaluations included, wall clock) and ``cpu_seconds``
+        (CPU time of this process).
     """
     model = Seq2Seq(cfg.vocab_size, cfg.emb_size, cfg.hidden_size, cfg.attention, cfg.d_attn, seed=cfg.seed)
     opt = Adam(model.params, lr=cfg.lr, betas=(0.9, cfg.beta2))
@@ -210,7 +212,7 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
         bar = tqdm(total=cfg.steps, position=position, leave=True,
                    desc="atenção" if cfg.attention else "sem atenção")
     n_mid = min(cfg.eval_mid_per_length, cfg.eval_per_length)  # a subset of the final evaluation's sequences
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for step in range(cfg.steps):
         lengths = training_lengths(rng, cfg, step)
         src, tgt_in = make_batch(rng, cfg.batch_size, lengths, cfg.n_symbols)
@@ -228,6 +230,7 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
             if step % 20 == 0:
                 bar.set_postfix(loss=f"{loss:.4f}")
     history["seconds"] = time.perf_counter() - start
+    history["cpu_seconds"] = time.process_time() - cpu_start
     if bar is not None:
         bar.close()
     return model, history
@@ -306,6 +309,24 @@ def model_from_result(result) -> Seq2Seq:
     for k, v in result["params"].items():
         model.params[k][...] = v
     return model
+
+
+def steps_to_accuracy(mid_eval, threshold: float = TARGET_ACCURACY):
+    """First evaluated step whose accuracy, averaged over the lengths, reaches ``threshold``.
+
+    Parameters
+    ----------
+    mid_eval : list of (int, dict {length: accuracy})
+        A training history's ``mid_eval``.
+    threshold : float
+        Default ``TARGET_ACCURACY``, the level both copy-task pages report.
+
+    Returns
+    -------
+    int or None
+        None if no evaluation reached it.
+    """
+    return next((step for step, acc in mid_eval if np.mean(list(acc.values())) >= threshold), None)
 
 
 def accuracy_table(results) -> str:

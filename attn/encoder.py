@@ -17,17 +17,19 @@ from ._checks import check_encoder_input, check_ffn_inputs, check_layer_norm_inp
 from .multihead import MultiHeadAttention
 
 
-def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5) -> np.ndarray:
+def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, eps_in_sqrt: bool = True) -> np.ndarray:
     r"""Layer normalisation over the last axis (Ba et al., 2016).
 
     .. math:: \operatorname{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta,
               \quad \mu = \tfrac{1}{d}\sum_j x_j,\;
               \sigma^2 = \tfrac{1}{d}\sum_j (x_j - \mu)^2
 
-    The variance is the biased one (divide by ``d``) and ``eps`` sits inside
-    the square root, exactly as ``torch.nn.LayerNorm``. The variant
-    :math:`(x - \mu) / (\sigma + \varepsilon)` differs from it by a relative
-    amount of order :math:`\varepsilon / \sigma^2`.
+    The variance is the biased one (divide by ``d``) and, by default, ``eps``
+    sits inside the square root, exactly as ``torch.nn.LayerNorm``. With
+    ``eps_in_sqrt=False`` the row is divided by the standard deviation plus
+    ``eps``, :math:`(x - \mu) / (\sigma + \varepsilon)`, the form some course
+    statements write; the two differ by a relative amount of order
+    :math:`\varepsilon / \sigma^2`.
 
     Parameters
     ----------
@@ -37,19 +39,25 @@ def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5) -> np.ndarray:
     beta : array_like, shape (d,), optional
         Shift (default: zeros).
     eps : float
-        Positive constant added to the variance.
+        Positive constant added to the variance (to the standard deviation
+        when ``eps_in_sqrt`` is False).
+    eps_in_sqrt : bool
+        True: divide by :math:`\sqrt{\sigma^2 + \varepsilon}`; False: by
+        :math:`\sigma + \varepsilon`.
 
     Returns
     -------
     ndarray, shape (..., d)
         Each row has mean ``beta`` and (for ``gamma = 1``) variance
-        :math:`\sigma^2 / (\sigma^2 + \varepsilon)`. A constant row maps to ``beta``.
+        :math:`\sigma^2 / (\sigma^2 + \varepsilon)` (or
+        :math:`\sigma^2 / (\sigma + \varepsilon)^2`). A constant row maps to ``beta``.
     """
-    x, gamma, beta, eps = check_layer_norm_inputs(x, gamma, beta, eps)
+    x, gamma, beta, eps = check_layer_norm_inputs(x, gamma, beta, eps, eps_in_sqrt)
     mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
     centred = x - mean  # (..., d)
     var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
-    return gamma * (centred / np.sqrt(var + eps)) + beta  # (..., d)
+    scale = np.sqrt(var + eps) if eps_in_sqrt else np.sqrt(var) + eps  # (..., 1)
+    return gamma * (centred / scale) + beta  # (..., d)
 
 
 def ffn(x, W1, b1, W2, b2) -> np.ndarray:

@@ -169,9 +169,9 @@ class MultiHeadAttention:
             Attention weights of every head.
         """
         Q, K, V, W_q, W_k, W_v, mask = check_multihead_inputs(self, Q, K, V, mask)
-        q = np.einsum("...nd,hdk->...hnk", Q, W_q)  # (..., h, n_q, d_k)
-        k = np.einsum("...nd,hdk->...hnk", K, W_k)  # (..., h, n_k, d_k)
-        v = np.einsum("...nd,hdk->...hnk", V, W_v)  # (..., h, n_k, d_k)
+        q = np.einsum("...nd,hdk->...hnk", Q, W_q, optimize=True)  # (..., h, n_q, d_k)
+        k = np.einsum("...nd,hdk->...hnk", K, W_k, optimize=True)  # (..., h, n_k, d_k)
+        v = np.einsum("...nd,hdk->...hnk", V, W_v, optimize=True)  # (..., h, n_k, d_k)
         heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=self.scale)
         return heads, weights  # (..., h, n_q, d_k), (..., h, n_q, n_k)
 

@@ -2,13 +2,21 @@
 
 Figures use a white background (legible in the site's dark mode) and the
 colour-blind-safe ``viridis`` / ``cividis`` / ``RdBu_r`` colour maps.
+
+Numbers inside figures follow the prose rule (``attn.prose``): decimal comma and the
+typographic minus. :func:`use_style` makes every linear axis (colour bars included) label its
+ticks with :class:`DecimalCommaFormatter`; text a page writes into a figure (annotations, bar
+labels, legends) goes through :func:`number`.
 """
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import matplotlib.scale
+import matplotlib.ticker
 import numpy as np
 
 from ._checks import as_float, check_ndim, shape_str
+from .prose import fmt
 
 STYLE = {
     "figure.facecolor": "white",
@@ -20,9 +28,42 @@ STYLE = {
 }
 
 
+class DecimalCommaFormatter(matplotlib.ticker.ScalarFormatter):
+    """Matplotlib's default tick formatter with a decimal comma: ``0.5`` is labelled ``0,5``."""
+
+    def __call__(self, x, pos=None):
+        return _comma(super().__call__(x, pos))
+
+    def get_offset(self):
+        return _comma(super().get_offset())
+
+
+def _comma(text: str) -> str:
+    # a tick label holds no thousands separator, so every point is a decimal point
+    return text.replace(".", "{,}" if "$" in text else ",")
+
+
+_linear_defaults = matplotlib.scale.LinearScale.set_default_locators_and_formatters
+
+
+def _decimal_comma_defaults(self, axis):
+    _linear_defaults(self, axis)
+    axis.set_major_formatter(DecimalCommaFormatter())
+
+
+def number(value, fmt_spec: str = ".2f") -> str:
+    """A number written into a figure: ``number(-0.514) == "−0,51"`` (``attn.prose.fmt``)."""
+    return fmt(value, fmt_spec)
+
+
 def use_style() -> None:
-    """Apply the site's matplotlib style (white background, readable sizes)."""
+    """Apply the site's matplotlib style: white background, readable sizes, decimal-comma ticks.
+
+    Every linear axis created afterwards (colour bars included) labels its ticks with
+    :class:`DecimalCommaFormatter`; calling it again changes nothing.
+    """
     plt.rcParams.update(STYLE)
+    matplotlib.scale.LinearScale.set_default_locators_and_formatters = _decimal_comma_defaults
 
 
 def heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, title=None, xlabel=None, ylabel=None,
@@ -40,8 +81,8 @@ def heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, title=None, xl
     title, xlabel, ylabel, colorbar_label : str, optional
         Text shown to the reader (write it in Portuguese).
     annotate : bool
-        Write each cell's value with format ``fmt``, in black or white
-        depending on the cell's brightness.
+        Write each cell's value with format ``fmt`` and a decimal comma
+        (:func:`number`), in black or white depending on the cell's brightness.
     cmap : str
         A colour-blind-safe map (``viridis``, ``cividis``, ``RdBu_r``...).
     vmin, vmax : float, optional
@@ -83,7 +124,7 @@ def heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, title=None, xl
         for (i, j), value in np.ndenumerate(m):
             rgba = im.cmap(norm(value))
             luminance = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
-            ax.text(j, i, format(value, fmt), ha="center", va="center", fontsize=9,
+            ax.text(j, i, number(value, fmt), ha="center", va="center", fontsize=9,
                     color="black" if luminance > 0.5 else "white")
     return fig, ax
 

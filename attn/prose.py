@@ -31,16 +31,29 @@ def _swap_separators(text: str) -> str:
     return text.replace(",", "\0").replace(".", ",").replace("\0", ".")
 
 
+def _minus(text: str) -> str:
+    # a value that rounds to zero has no sign; otherwise the typographic minus sign
+    if text.startswith("-"):
+        return text[1:] if not text.strip("-0,.") else "\u2212" + text[1:]
+    return text
+
+
 def num(x, digits: int = 4) -> str:
     """``x`` with ``digits`` decimal places and Portuguese separators: ``num(0.50652) == '0,5065'``.
 
     Integers (``digits=0``) get thousands grouped with a dot: ``num(12345, 0) == '12.345'``.
     """
-    text = _swap_separators(f"{_check_real(x):,.{digits}f}")
-    if text.startswith("-"):
-        # a value that rounds to zero has no sign; otherwise the typographic minus sign
-        text = text[1:] if not text.strip("-0,.") else "\u2212" + text[1:]
-    return text
+    return _minus(_swap_separators(f"{_check_real(x):,.{digits}f}"))
+
+
+def fmt(x, spec: str = ".2f") -> str:
+    """``format(x, spec)`` with the decimal comma and minus sign: ``fmt(-0.514, ".2f") == '−0,51'``.
+
+    The rule for numbers written *inside figures* (heatmap annotations, bar labels, legends), where
+    a format spec is the natural unit; :mod:`attn.plotting` uses it for tick labels too.
+    """
+    value = int(x) if isinstance(x, numbers.Integral) and _check_real(x) is not None else _check_real(x)
+    return _minus(_swap_separators(format(value, spec)))
 
 
 def pct(x, digits: int = 1) -> str:

@@ -8,7 +8,10 @@
   holding the same token; position plays no part.
 
 Sequences have a fixed length ``n``; tokens are drawn uniformly from
-``n_symbols`` ids, so chance accuracy of ``reverse`` is ``1 / n_symbols``.
+``n_symbols`` ids. :func:`baselines` gives each task's exact chance and
+majority-class accuracies, :func:`best_position_blind_accuracy` the exact
+ceiling of ``reverse`` without positions; :mod:`attn.interpret` measures the
+trained models.
 
 Run from the terminal (both tasks in parallel, one process per core)::
 
@@ -18,18 +21,22 @@ Run from the terminal (both tasks in parallel, one process per core)::
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
+from ._checks import positive_int
 from ._parallel import map_in_two_processes
+from .interpret import attention_entropy
 from .optim import Adam, clip_grad_norm, cosine_lr
 from .transformer import TransformerEncoder
 
 TASKS = ("reverse", "count")
-STEPS = {"reverse": 400, "count": 1200}  # training steps of the page's models (reversal is learned fast)
+STEPS = {"reverse": 300, "count": 900}  # training steps of the page's models (reversal is learned fast)
 
 
 @dataclass(frozen=True)
@@ -94,45 +101,110 @@ def model_from_params(cfg: TaskConfig, params: dict) -> TransformerEncoder:
     return model
 
 
+def eval_batch(cfg: TaskConfig, size: int, seed: int):
+    """The ``size`` held-out sequences drawn from ``seed`` (the same for every model), tokens and targets."""
+    return make_batch(np.random.default_rng([seed, 5]), cfg.task, size, cfg.length, cfg.n_symbols)
+
+
 def evaluate(model, cfg: TaskConfig, size: int, seed: int) -> float:
-    """Token accuracy on ``size`` fresh sequences drawn from ``seed`` (the same for every model)."""
-    tokens, targets = make_batch(np.random.default_rng([seed, 5]), cfg.task, size, cfg.length, cfg.n_symbols)
+    """Token accuracy on the held-out sequences of :func:`eval_batch`."""
+    tokens, targets = eval_batch(cfg, size, seed)
     return float((model.predict(tokens) == targets).mean())
 
 
-def pattern_scores(weights, tokens):
-    """How much each head looks at the mirror position and at equal tokens.
+def _checkpoint(model, cfg: TaskConfig):
+    """Accuracy and attention entropy (L, h) on the mid-training sequences, from one forward."""
+    tokens, targets = eval_batch(cfg, cfg.eval_mid_size, seed=cfg.seed + 7)
+    logits, cache = model.forward(tokens)  # (B, n, C)
+    weights = np.stack([c["weights"] for c in cache["blocks"]])  # (L, B, h, n, n)
+    return float((logits.argmax(axis=-1) == targets).mean()), attention_entropy(weights)
 
-    Parameters
-    ----------
-    weights : ndarray, shape (num_layers, B, h, n, n)
-        Attention maps (:meth:`attn.transformer.TransformerEncoder.attention_maps`).
-    tokens : ndarray of int, shape (B, n)
+
+def class_prior(task: str, length: int, n_symbols: int) -> np.ndarray:
+    r"""Exact probability of each target class at one position of a random sequence.
+
+    ``reverse``: uniform over the ``n_symbols`` symbols. ``count``: the other :math:`n - 1` positions
+    hold the position's symbol independently with probability :math:`p = 1/\text{n\_symbols}`, so class
+    :math:`k` (count :math:`k + 1`) has probability :math:`\binom{n-1}{k} p^k (1-p)^{n-1-k}`.
 
     Returns
     -------
-    dict of ndarray, shape (num_layers, h)
-        ``anti_diagonal``: mean weight that query ``i`` puts on key ``n - 1 - i`` (``1 / n`` for
-        uniform weights). ``equal_token``: mean total weight on the keys holding the query's own token,
-        itself included (``equal_token_uniform``, a float, for uniform weights). ``equal_token_rank``:
-        the probability that, for the same query, another key with the query's token gets more weight
-        than a key with a different token (ties count 1/2; 0.5 for any head blind to the tokens, 1 for
-        a head that always ranks equal tokens first), averaged over the queries that have both kinds.
+    ndarray, shape (C,)
+        ``C = n_symbols`` (reverse) or ``length`` (count); sums to 1.
     """
-    n = tokens.shape[1]
-    i = np.arange(n)
-    anti = weights[..., i, n - 1 - i].mean(axis=(1, 3))  # (layers, h)
-    same = tokens[:, :, None] == tokens[:, None, :]  # (B, n, n)
-    equal = np.sum(weights * same[None, :, None], axis=-1).mean(axis=(1, 3))  # (layers, h)
-    w_pos, w_neg = weights[..., :, :, None], weights[..., :, None, :]  # keys j (equal) vs k (different)
-    wins = (w_pos > w_neg) + 0.5 * (w_pos == w_neg)  # (layers, B, h, n, n, n)
-    pairs = (same & ~np.eye(n, dtype=bool))[:, :, :, None] & ~same[:, :, None, :]  # (B, n, j, k)
-    per_query = np.sum(wins * pairs[None, :, None], axis=(-1, -2))  # (layers, B, h, n)
-    count = pairs.sum(axis=(-1, -2))  # (B, n)
-    rank = np.moveaxis(per_query / np.maximum(count[:, None], 1), 2, 1)  # (layers, h, B, n)
-    rank = rank[..., count > 0]  # (layers, h, queries with both kinds)
-    return {"anti_diagonal": anti, "equal_token": equal, "equal_token_uniform": float(same.mean()),
-            "equal_token_rank": rank.mean(axis=-1)}
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    n, V = positive_int(length, "length"), positive_int(n_symbols, "n_symbols")
+    if task == "reverse":
+        return np.full(V, 1 / V)
+    k = np.arange(n)
+    return np.array([math.comb(n - 1, int(j)) for j in k]) * (1 / V) ** k * (1 - 1 / V) ** (n - 1 - k)
+
+
+def baselines(task: str, length: int, n_symbols: int) -> dict:
+    """The accuracies and the loss of models that ignore the input, computed exactly from :func:`class_prior`.
+
+    Returns
+    -------
+    dict of float
+        ``chance``: a uniform guess among the C classes (1 / C); ``majority``: always the most likely
+        class; ``prior_loss``: the cross-entropy (nats) of always predicting the prior itself, its entropy.
+    """
+    prior = class_prior(task, length, n_symbols)  # (C,)
+    return {"chance": 1 / len(prior), "majority": float(prior.max()),
+            "prior_loss": float(-np.sum(prior * np.log(prior)))}
+
+
+def _partitions(total: int, parts: int, largest: int):
+    """Non-increasing tuples of ``parts`` ints in ``[0, largest]`` summing to ``total``."""
+    if parts == 0:
+        if total == 0:
+            yield ()
+        return
+    for first in range(min(total, largest), -1, -1):
+        if first * parts < total:
+            break
+        for rest in _partitions(total - first, parts - 1, first):
+            yield (first,) + rest
+
+
+def best_position_blind_accuracy(length: int, n_symbols: int) -> Fraction:
+    r"""Exact expected accuracy on ``reverse`` of the best guess that does not know the positions.
+
+    Without positional information the encoder is permutation-equivariant, so its output at
+    position :math:`i` is a function of the token :math:`x_i = a` and of the multiset of tokens (the
+    counts :math:`c_s`) only. Given those, the mirror position :math:`n - 1 - i \ne i` (``length``
+    even) is any of the other :math:`n - 1` positions with equal probability, so it holds symbol
+    :math:`s` with probability :math:`(c_s - [s = a])/(n - 1)`; the best guess is the largest, and
+
+    .. math:: \text{acc} = \mathbb E_c\Big[\sum_a \frac{c_a}{n}\,
+              \frac{\max(c_a - 1,\ \max_{s \ne a} c_s)}{n - 1}\Big],
+
+    the expectation taken exactly over the count vectors of uniform random sequences (grouped by
+    the sorted counts: a few dozen terms, in rational arithmetic).
+
+    Returns
+    -------
+    fractions.Fraction
+    """
+    n, V = positive_int(length, "length"), positive_int(n_symbols, "n_symbols")
+    if n % 2 or n < 2:
+        raise ValueError(f"length must be even and >= 2 (no middle position), got {length!r}")
+    total = Fraction(0)
+    for counts in _partitions(n, V, n):
+        arrangements = math.factorial(V)  # symbols -> counts, divided by repeated counts below
+        for value in set(counts):
+            arrangements //= math.factorial(counts.count(value))
+        sequences = math.factorial(n)
+        for c in counts:
+            sequences //= math.factorial(c)
+        hits = 0  # sum over positions of the best guess's chance, times (n - 1)
+        for a, c_a in enumerate(counts):
+            if c_a:
+                others = max((c for s, c in enumerate(counts) if s != a), default=0)
+                hits += c_a * max(c_a - 1, others)
+        total += Fraction(arrangements * sequences * hits, n * (n - 1))
+    return total / V ** n
 
 
 def train(cfg: TaskConfig, progress: bool = False, position: int = 0):
@@ -142,33 +214,48 @@ def train(cfg: TaskConfig, progress: bool = False, position: int = 0):
     -------
     model : TransformerEncoder
     history : dict
-        ``loss`` per step, ``mid_eval`` as a list of ``(step, accuracy)``, ``seconds`` of training
-        (wall clock) and ``cpu_seconds`` (CPU time of this process: what the wall time would be on an
-        idle core).
+        ``loss`` per step; ``grad_norm``: the norms of the gradients of ``W_q`` and ``W_k`` of every
+        layer before clipping, ``{"W_q": (steps, L), "W_k": (steps, L)}``; every ``eval_every`` steps
+        and before the first one (step 0), ``mid_eval``, a list of ``(step, accuracy)``, and
+        ``entropy``, a list of ``(step, (L, h) array)`` of :func:`attn.interpret.attention_entropy`,
+        both on the same ``eval_mid_size`` held-out sequences; ``seconds`` of training (wall clock)
+        and ``cpu_seconds`` (CPU time of this process: what the wall time would be on an idle core).
     """
     model = new_model(cfg)
     opt = Adam(model.params, lr=cfg.lr)
     rng = np.random.default_rng([cfg.seed, 1])
-    history = {"loss": [], "mid_eval": []}
+    history = {"loss": [], "mid_eval": [], "entropy": [], "grad_norm": {"W_q": [], "W_k": []}}
+
+    def checkpoint(step):
+        accuracy, entropy = _checkpoint(model, cfg)
+        history["mid_eval"].append((step, accuracy))
+        history["entropy"].append((step, entropy))
+
     bar = None
     if progress:
         from tqdm.auto import tqdm
         bar = tqdm(total=cfg.steps, position=position, leave=True, desc=cfg.task)
     start, cpu_start = time.perf_counter(), time.process_time()
+    if cfg.eval_every:
+        checkpoint(0)
     for step in range(cfg.steps):
         tokens, targets = make_batch(rng, cfg.task, cfg.batch_size, cfg.length, cfg.n_symbols)
         loss, grads = model.loss_and_grads(tokens, targets)
+        for key, norms in history["grad_norm"].items():  # before clipping
+            norms.append([np.linalg.norm(grads[f"{layer}.{key}"]) for layer in range(cfg.num_layers)])
         clip_grad_norm(grads, cfg.clip)
         opt.step(grads, lr=cosine_lr(step, cfg.steps, cfg.lr, cfg.warmup, cfg.final_lr))
         history["loss"].append(loss)
         if cfg.eval_every and (step + 1) % cfg.eval_every == 0:
-            history["mid_eval"].append((step + 1, evaluate(model, cfg, cfg.eval_mid_size, seed=cfg.seed + 7)))
+            checkpoint(step + 1)
         if bar is not None:
             bar.update(1)
             if step % 20 == 0:
                 bar.set_postfix(loss=f"{loss:.4f}")
     history["seconds"] = time.perf_counter() - start
     history["cpu_seconds"] = time.process_time() - cpu_start
+    history["grad_norm"] = {k: np.array(v, dtype=np.float64).reshape(-1, cfg.num_layers)
+                            for k, v in history["grad_norm"].items()}
     if bar is not None:
         bar.close()
     return model, history
@@ -193,8 +280,8 @@ def run_many(cfgs, progress: bool = False, parallel: bool = True):
     """Train several configurations, two at a time (one *spawned* process per core).
 
     Each worker's BLAS is limited to one thread (set in the environment
-    before NumPy is imported in the fresh interpreter), so float32 sums are
-    reproducible bit for bit.
+    before NumPy is imported in the fresh interpreter); ``tests/test_tasks.py``
+    checks that the parallel run gives bit for bit the results of the serial one.
 
     Returns
     -------
@@ -222,7 +309,7 @@ def main(argv=None):
     for r in results:
         c = r["config"]
         print(f"{c.task}: {c.steps} passos, lotes de {c.batch_size}, n = {c.length}, "
-              f"acurácia por token {100 * r['accuracy']:.2f}%, treino {r['history']['seconds']:.1f} s "
+              f"acurácia por token {100 * r['accuracy']:.2f}%, treinamento {r['history']['seconds']:.1f} s "
               f"({r['history']['cpu_seconds']:.1f} s de CPU)")
     print(f"tempo total (paralelo): {wall:.1f} s")
 

@@ -1,12 +1,20 @@
-"""Entry point of `make bench`: runs every benchmark under bench/ (the copy task, the Transformer encoder)."""
+"""Entry point of `make bench`: runs every benchmark under bench/.
+
+First the per-page execution budget of the last build (bench/pages.py, read from _build), then the
+training-step benchmarks (the copy task, the Transformer encoder, the encoder-decoder), tiled
+attention, and the in-browser timings of every page (bench/lite.py, headless Chromium over the site).
+"""
 import os
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = ("pages.py", "copy_task.py", "transformer.py", "decoder.py", "tiled.py", "lite.py")
 
 if __name__ == "__main__":
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    codes = [subprocess.call([sys.executable, os.path.join(HERE, name), *sys.argv[1:]], env=env)
-             for name in ("copy_task.py", "transformer.py")]
+    codes = []
+    for name in SCRIPTS:
+        print(f"\n== bench/{name}", flush=True)
+        codes.append(subprocess.call([sys.executable, os.path.join(HERE, name), *sys.argv[1:]], env=env))
     sys.exit(max(codes))

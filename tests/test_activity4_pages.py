@@ -226,3 +226,31 @@ def test_answer_blocks_render_with_their_labels(page):
         assert "{glue" not in block.get_text(), "a glue role was not resolved"
     statement = soup.select("div.admonition.enunciado")
     assert len(statement) == 1, "each exercise page opens with one Enunciado block"
+
+
+def include_problems(text: str, page_dir: pathlib.Path) -> list[str]:
+    """Each ``literalinclude`` of ``text`` whose ``:lines:`` does not keep exactly signature and body."""
+    wrong = []
+    for pyobject, inc in includes(text).items():
+        if pyobject is None or "lines" not in inc["options"]:
+            continue
+        source_file = str((page_dir / inc["path"]).resolve().relative_to(ROOT))
+        expected = lines_without_docstring(source_file, pyobject)
+        if inc["options"]["lines"] != expected:
+            wrong.append(f"{pyobject} needs ':lines: {expected}'")
+    return wrong
+
+
+def test_every_include_without_docstring_keeps_the_whole_body():
+    """Any page (lessons included) that cuts the docstring with ``:lines:`` keeps signature and body."""
+    wrong = [f"{page.relative_to(ROOT)}: {problem}" for page in sorted((ROOT / "book").rglob("*.md"))
+             for problem in include_problems(page.read_text(encoding="utf-8"), page.parent)]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_include_check_can_fail():
+    page = ("```{literalinclude} ../../attn/encoder.py\n:language: python\n:pyobject: layer_norm\n"
+            ":lines: 1-1,29-\n```\n")  # the line numbers of an older docstring
+    expected = lines_without_docstring("attn/encoder.py", "layer_norm")
+    assert include_problems(page, PAGES_DIR) == [f"layer_norm needs ':lines: {expected}'"]
+    assert include_problems(page.replace("1-1,29-", expected), PAGES_DIR) == []

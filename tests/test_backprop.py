@@ -24,7 +24,6 @@ from attn.backprop import (
 )
 from attn.core import masked_softmax, scaled_dot_product_attention
 from attn.encoder import ffn
-from attn.tasks import TaskConfig, make_batch, run_one
 from attn.transformer import TransformerEncoder
 
 STEP, TOL = 1e-6, 1e-6
@@ -255,28 +254,6 @@ def test_error_model_tokens():
         model.forward(np.zeros((1, 11), dtype=int))
 
 
-# ---------------------------------------------------------------- tasks and reproducibility
-
-def test_task_targets_hand_values():
-    class Fixed:
-        def integers(self, lo, hi, size):
-            return np.array([[3, 1, 3, 2]])
-
-    tokens, targets = make_batch(Fixed(), "reverse", 1, 4, 5)
-    np.testing.assert_array_equal(targets, [[2, 3, 1, 3]])
-    tokens, targets = make_batch(Fixed(), "count", 1, 4, 5)
-    np.testing.assert_array_equal(targets, [[1, 0, 1, 0]])  # 3 occurs twice -> class 1
-
-
-def test_training_is_bit_reproducible():
-    cfg = TaskConfig(task="count", steps=15, eval_every=5, eval_mid_size=16, eval_size=32, length=6, d_model=8,
-                     d_ff=16, batch_size=8)
-    a, b = run_one(cfg), run_one(cfg)
-    assert a["history"]["loss"] == b["history"]["loss"]
-    for k in a["params"]:
-        np.testing.assert_array_equal(a["params"][k], b["params"][k])
-
-
 # ---------------------------------------------------------------- PyTorch autograd oracles
 
 def t(a):
@@ -421,24 +398,6 @@ def test_oracle_torch_whole_model_loss_with_padding(scaled):
         for name, g in ref.items():
             np.testing.assert_allclose(grads[f"{layer_idx}.{name}"], g, rtol=1e-9, atol=1e-12,
                                        err_msg=f"{layer_idx}.{name}")
-
-
-def test_pattern_scores_hand_values():
-    from attn.tasks import pattern_scores
-
-    n = 4
-    tokens = np.array([[1, 2, 1, 3]])
-    anti = np.eye(n)[::-1]  # query i attends only to n - 1 - i
-    same = (tokens[0][:, None] == tokens[0][None, :]).astype(float)
-    equal = same / same.sum(axis=1, keepdims=True)  # uniform over equal tokens (self included)
-    uniform = np.full((n, n), 1 / n)
-    weights = np.stack([anti, equal, uniform])[:, None, None]  # (3 layers, B=1, h=1, n, n)
-    s = pattern_scores(weights, tokens)
-    np.testing.assert_allclose(s["anti_diagonal"][:, 0], [1.0, 0.0, 1 / n])
-    np.testing.assert_allclose(s["equal_token"][:, 0], [0.0, 1.0, same.mean()])
-    # anti, query 0: equal key 2 (weight 0) vs different keys 1 (0, a tie: 1/2) and 3 (1, a loss: 0) -> 1/4;
-    # query 2 likewise; queries 1 and 3 have no other equal token and are left out
-    np.testing.assert_allclose(s["equal_token_rank"][:, 0], [0.25, 1.0, 0.5])
 
 
 # ---------------------------------------------------------------- the score factor, the embedding, one store

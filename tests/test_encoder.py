@@ -229,3 +229,32 @@ def test_oracle_torch_transformer_encoder_layer():
     np.testing.assert_allclose(out, ref, rtol=1e-11, atol=1e-12)
     out_c = transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=attn.causal_mask(5), **kw)
     np.testing.assert_allclose(out_c, ref_causal, rtol=1e-11, atol=1e-12)
+
+
+# ---------------------------------------------------------------- layer_norm, eps outside the root
+
+def test_layer_norm_eps_added_to_the_standard_deviation():
+    x = np.array([1.0, 2.0, 3.0, 4.0])  # mean 2.5, biased deviation sqrt(1.25)
+    y = layer_norm(x, eps=1e-2, eps_in_sqrt=False)
+    np.testing.assert_allclose(y, (x - 2.5) / (np.sqrt(1.25) + 1e-2), rtol=1e-15)
+    assert not np.allclose(y, layer_norm(x, eps=1e-2))  # the two forms are different functions
+
+
+def test_layer_norm_eps_outside_constant_row_gives_beta():
+    np.testing.assert_array_equal(layer_norm(np.full((1, 3), 2.0), beta=[1.0, 0.0, -1.0], eps_in_sqrt=False),
+                                  [[1.0, 0.0, -1.0]])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(2, 16), st.integers(0, 2**32 - 1))
+def test_property_eps_forms_agree_to_order_eps(d, seed):
+    x = np.random.default_rng(seed).normal(size=(4, d))
+    sigma = x.std(axis=-1, keepdims=True)
+    gap = np.abs(layer_norm(x) - layer_norm(x, eps_in_sqrt=False))
+    # both are x_hat times a factor 1 - O(eps / sigma); |x_hat| <= sqrt(d)
+    assert np.all(gap <= np.sqrt(d) * 1e-5 * (1 / sigma + 1 / (2 * sigma**2)))
+
+
+def test_error_layer_norm_eps_in_sqrt_not_bool():
+    with pytest.raises(ValueError, match=r"eps_in_sqrt must be True or False, got 'yes'"):
+        layer_norm(np.zeros((2, 4)), eps_in_sqrt="yes")

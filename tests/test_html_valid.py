@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_site import BASE_MARK, keep_result, kept_result, visits_context
 
 pytestmark = pytest.mark.site
 
@@ -56,6 +57,18 @@ def _third_party(error: tuple[str, str, str]) -> bool:
         error[0].startswith(folder) and error[1] == message for folder, message in THIRD_PARTY_DIRS)
 
 
+def _check(files: list[str]) -> list[tuple[str, str, str]]:
+    java = shutil.which("java")
+    result = subprocess.run([java, "-Xss4m", "-jar", str(VNU_JAR), "--errors-only", "--format", "json", *files],
+                            capture_output=True, text=True, check=False)
+    messages = json.loads(result.stderr or result.stdout)["messages"]
+    return [
+        (Path(m["url"].removeprefix("file:")).relative_to(HTML_DIR).as_posix(), m["message"],
+         (m.get("extract") or "").strip()[:160])
+        for m in messages if m["type"] == "error" or m.get("subType") == "fatal"
+    ]
+
+
 def _errors() -> list[tuple[str, str, str]]:
     java = shutil.which("java")
     if java is None:
@@ -67,14 +80,18 @@ def _errors() -> list[tuple[str, str, str]]:
     files = sorted(str(p) for p in HTML_DIR.rglob("*.html") if p.relative_to(HTML_DIR).parts[0] != "lite")
     if not files:
         pytest.fail(f"no built site in {HTML_DIR}: run `make book` (or set SITE_HTML_DIR)")
-    result = subprocess.run([java, "-Xss4m", "-jar", str(VNU_JAR), "--errors-only", "--format", "json", *files],
-                            capture_output=True, text=True, check=False)
-    messages = json.loads(result.stderr or result.stdout)["messages"]
-    return [
-        (Path(m["url"].removeprefix("file:")).relative_to(HTML_DIR).as_posix(), m["message"],
-         (m.get("extract") or "").strip()[:160])
-        for m in messages if m["type"] == "error" or m.get("subType") == "fatal"
-    ]
+    # Each file's errors are kept between runs while the file, this code and the checker are the same
+    # (tests/test_site.py, "visits kept between runs"): the checker reads only the files not kept.
+    context = visits_context(Path(__file__), VNU_JAR)
+    rels = [Path(f).relative_to(HTML_DIR).as_posix() for f in files]
+    kept = {rel: kept_result(f"html check {rel}", context) for rel in rels}
+    todo = [str(HTML_DIR / rel) for rel, errors in kept.items() if errors is None]
+    found = _check(todo) if todo else []
+    for rel in rels:
+        if kept[rel] is None:
+            kept[rel] = [list(e) for e in found if e[0] == rel]
+            keep_result(f"html check {rel}", context, BASE_MARK, [rel], kept[rel])
+    return [tuple(e) for rel in rels for e in kept[rel]]
 
 
 @pytest.fixture(scope="module")

@@ -54,6 +54,8 @@ LABELLED_INCLUDES = {
     "codigo-replace-weights": "aula510/ex3_copia_gru.md",
     "codigo-selfattention-project": "aula702/licao.md",
     "codigo-selfattention-forward": "aula702/licao.md",
+    "codigo-softmax-jacobian": "aula702/licao.md",
+    "codigo-softmax-saturation": "aula702/licao.md",
 }
 # the functions restructured to read like their formula (issue 10): (file, object, validation call)
 FORMULA_FUNCTIONS = [

@@ -17,15 +17,31 @@ import sys
 import threading
 import time
 from http.server import ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
-from test_site import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX, ROOT, SHOT_DIR, PagesHandler
+import test_site
+from test_site import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    HTML_DIR,
+    PREFIX,
+    ROOT,
+    SHOT_DIR,
+    PagesHandler,
+    _served_file,
+    keep_result,
+    kept_result,
+    visits_context,
+)
 
 sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package
-from build_lite import HEAVY, KERNEL_NAME, LITE_DIR  # noqa: E402
+from build_lite import HEAVY, KERNEL_NAME, LITE_DIR, PRELOAD, PURE_WHEELS, page_imports  # noqa: E402
 from export_executed import toc_pages  # noqa: E402
 
 PAGE = "book/atividade4/ex1_atencao_produto_escalar.html"
+# A training page, run to its last cell in its short in-browser variant (HEAVY in tools/build_lite.py).
+TRAINING_PAGE = "book/alem/transformer_treinado.html"
 EXPECTED_WEIGHTS = ("0.5065", "0.1863", "0.3072")  # the weights table (the site shows the same)
 RUN_ALL_TIMEOUT_MS = 600_000
 
@@ -59,13 +75,15 @@ def _cells(page):
 
 
 def _run_all(page, url: str) -> dict:
-    """Open the notebook, run every cell; return the cells and the times (s) to first and last result."""
+    """Open the notebook, run every cell; return the cells and the times (s) to the kernel being ready,
+    to the first result and to the last cell done."""
     start = time.monotonic()
     page.goto(url, wait_until="load")
     page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.shell.currentWidget"
                            " && window.jupyterapp.shell.currentWidget.sessionContext"
                            " && window.jupyterapp.shell.currentWidget.sessionContext.isReady"
                            " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel)", timeout=120_000)
+    kernel = time.monotonic() - start
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")  # no await
     first = None
     deadline = time.monotonic() + RUN_ALL_TIMEOUT_MS / 1000
@@ -78,8 +96,8 @@ def _run_all(page, url: str) -> dict:
                 first = time.monotonic() - start
             errors = [o for c in state["cells"] for o in c["outputs"] if o["output_type"] == "error"]
             if errors or (all(done) and state["busy"] == "idle"):
-                return {"cells": state["cells"], "first": first, "last": time.monotonic() - start,
-                        "errors": errors}
+                return {"cells": state["cells"], "kernel": kernel, "first": first,
+                        "last": time.monotonic() - start, "errors": errors}
         time.sleep(0.5)
     pytest.fail(f"the notebook did not finish in {RUN_ALL_TIMEOUT_MS / 1000:.0f} s: {_cells(page)}")
 
@@ -88,55 +106,94 @@ def _run_all(page, url: str) -> dict:
 def lite_run():  # used by the browser tests only (marked "site")
     if not (HTML_DIR / "lite" / "notebooks" / "index.html").is_file():
         pytest.fail(f"no in-browser build in {HTML_DIR / 'lite'}: run `make book`")
-    from playwright.sync_api import sync_playwright
-
     server = ThreadingHTTPServer(("127.0.0.1", 0), CachingPagesHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
-    foreign, failed, console_errors = [], [], []
+    # kept between runs while every file the run was served, the in-browser app and this code are the
+    # same (tests/test_site.py, "visits kept between runs")
+    context = visits_context(Path(__file__), Path(test_site.__file__))
     try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
-
-                origin = base[: -len(PREFIX)] + "/"
-
-                def on_request(req):
-                    # Same origin, not only the project path: JupyterLite's service worker pings
-                    # <origin>/api/service-worker-heartbeat (a harmless 404 on GitHub Pages too).
-                    if not req.url.startswith((origin, "data:", "blob:", "about:")):
-                        foreign.append(req.url)
-
-                context.on("request", on_request)
-                context.on("requestfailed", lambda r: failed.append(f"{r.url} ({r.failure})"))
-                page = context.new_page()
-                page.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
-                page.goto(base + PAGE, wait_until="load")
-                button = page.locator("a.btn-run-in-browser")
-                label = button.inner_text().strip()
-                href = button.get_attribute("href")
-                lite_url = page.evaluate("(h) => new URL(h, document.baseURI).href", href)
-                cold = _run_all(page, lite_url)
-                page.screenshot(path=str(SHOT_DIR / "lite__atividade4__ex1.png"), full_page=False)
-                page.close()
-                warm_page = context.new_page()
-                warm = _run_all(warm_page, lite_url)
-                warm_page.close()
-                context.close()
-            finally:
-                browser.close()
+        result = kept_result("in-browser run", context, base)
+        if result is None:
+            result = _run_in_browser(base)
+            opened = [f"{LITE_DIR}/files/{Path(page).with_suffix('.ipynb')}" for page in (PAGE, TRAINING_PAGE)]
+            keep_result("in-browser run", context, base, [*result["served"], *_app_files(), *opened], result)
     finally:
         server.shutdown()
         server.server_close()
-    report = {"page": PAGE, "lite_url": lite_url,
-              "cold_first_result_s": round(cold["first"] or -1, 1), "cold_all_cells_s": round(cold["last"], 1),
-              "warm_first_result_s": round(warm["first"] or -1, 1), "warm_all_cells_s": round(warm["last"], 1)}
+    report = {"page": PAGE, "lite_url": result["lite_url"], **_times("cold", result["cold"]),
+              **_times("warm", result["warm"]), "training_page": TRAINING_PAGE,
+              **_times("training_cold", result["training"])}
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
     (SHOT_DIR / "lite_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     print("\nin-browser run:", json.dumps(report))
-    return {"label": label, "lite_url": lite_url, "cold": cold, "warm": warm, "foreign": foreign,
-            "failed": failed, "console_errors": console_errors, "base": base}
+    return result
+
+
+def _app_files() -> list[str]:
+    """The in-browser app's files, but for the notebooks (and their listings) a run does not open."""
+    return [p.relative_to(HTML_DIR).as_posix() for p in (HTML_DIR / LITE_DIR).rglob("*")
+            if p.is_file() and p.suffix != ".ipynb" and "api" not in p.relative_to(HTML_DIR / LITE_DIR).parts[:1]]
+
+
+def _run_in_browser(base: str) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    foreign, failed, console_errors, served = [], [], [], []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            origin = base[: -len(PREFIX)] + "/"
+
+            def on_request(req):
+                # Same origin, not only the project path: JupyterLite's service worker pings
+                # <origin>/api/service-worker-heartbeat (a harmless 404 on GitHub Pages too).
+                if not req.url.startswith((origin, "data:", "blob:", "about:")):
+                    foreign.append(req.url)
+                elif (file := _served_file(req.url)) is not None:
+                    served.append(file)
+
+            def watched_context():  # a fresh context: an empty browser cache
+                context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
+                context.on("request", on_request)
+                context.on("requestfailed", lambda r: failed.append(f"{r.url} ({r.failure})"))
+                context.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
+                return context
+
+            context = watched_context()
+            page = context.new_page()
+            label, lite_url = _button(page, base + PAGE)
+            cold = _run_all(page, lite_url)
+            page.screenshot(path=str(SHOT_DIR / "lite__atividade4__ex1.png"), full_page=False)
+            page.close()
+            warm_page = context.new_page()
+            warm = _run_all(warm_page, lite_url)
+            warm_page.close()
+            context.close()
+            context = watched_context()  # the training page's short variant, cold
+            page = context.new_page()
+            _, training_url = _button(page, base + TRAINING_PAGE)
+            training = _run_all(page, training_url)
+            page.screenshot(path=str(SHOT_DIR / "lite__alem__transformer_treinado.png"), full_page=False)
+            context.close()
+        finally:
+            browser.close()
+    return {"label": label, "lite_url": lite_url, "cold": cold, "warm": warm, "training": training,
+            "training_url": training_url, "foreign": foreign, "failed": failed,
+            "console_errors": console_errors, "base": base, "served": served}
+
+
+def _button(page, url: str) -> tuple[str, str]:
+    """Open a site page; the label and absolute URL of its "Executar no navegador" button."""
+    page.goto(url, wait_until="load")
+    button = page.locator("a.btn-run-in-browser")
+    href = button.get_attribute("href")
+    return button.inner_text().strip(), page.evaluate("(h) => new URL(h, document.baseURI).href", href)
+
+
+def _times(prefix: str, run: dict) -> dict:
+    return {f"{prefix}_kernel_ready_s": round(run["kernel"], 1), f"{prefix}_first_result_s": round(run["first"] or -1, 1),
+            f"{prefix}_all_cells_s": round(run["last"], 1)}
 
 
 def _text(cells) -> str:
@@ -170,6 +227,20 @@ def test_every_cell_runs_in_the_browser_with_the_exercise_values(lite_run, run):
 
 
 @pytest.mark.site
+def test_a_training_page_short_variant_runs_to_its_last_cell_showing_progress(lite_run):
+    result = lite_run["training"]
+    assert "path=book/alem/transformer_treinado.ipynb" in lite_run["training_url"]
+    assert not result["errors"], result["errors"]
+    assert result["cells"] and all(c["count"] is not None for c in result["cells"]), "a cell did not run"
+    streams = ["".join(o["text"]) if isinstance(o["text"], list) else o["text"]
+               for c in result["cells"] for o in c["outputs"] if o["output_type"] == "stream"]
+    # the training cell's progress line (tqdm, one per model) reached its last step
+    assert any(re.search(r"reverse: 100%.*\b75/75\b", text) for text in streams), streams
+    assert any(re.search(r"count: 100%.*\b225/225\b", text) for text in streams), streams
+    assert any("image/png" in out.get("data", {}) for c in result["cells"] for out in c["outputs"]), "no figure"
+
+
+@pytest.mark.site
 def test_no_request_leaves_the_local_server(lite_run):
     assert not lite_run["foreign"], lite_run["foreign"]
     assert not lite_run["failed"], lite_run["failed"]
@@ -183,22 +254,29 @@ def test_the_in_browser_build_is_self_contained_and_verified():
     config = json.loads((LITE / "jupyter-lite.json").read_text(encoding="utf-8"))["jupyter-config-data"]
     kernel = config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
     assert kernel["pyodideUrl"] == "./pyodide/pyodide.js" and kernel["disablePyPIFallback"] is True
-    assert {"attn", "numpy", "matplotlib", "pandas"} <= set(kernel["loadPyodideOptions"]["packages"])
+    # the kernel starts with attn (the setup cell looks for it) and comm only; a page's other imports
+    # load when a cell imports them, so each must be in the shipped lock
+    assert kernel["loadPyodideOptions"]["packages"] == list(PRELOAD) == ["attn", "comm"]
     official = json.loads((ROOT / "node_modules" / "pyodide" / "pyodide-lock.json").read_text(encoding="utf-8"))
     shipped = json.loads((LITE / "pyodide" / "pyodide-lock.json").read_text(encoding="utf-8"))
     assert shipped["info"] == official["info"]
     for name, entry in shipped["packages"].items():
         data = (LITE / "pyodide" / entry["file_name"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == entry["sha256"], name
-        if name not in ("attn", "comm"):
+        if name not in ("attn", *PURE_WHEELS):
             assert entry == official["packages"][name], name
+    assert set(shipped["packages"]["attn"]["depends"]) == {"numpy", "matplotlib"}
+    by_import = {imp: name for name, entry in official["packages"].items() for imp in entry["imports"]}
     assert "scipy" not in shipped["packages"] and "scikit-learn" not in shipped["packages"]
     for page in toc_pages():
         rel = page.relative_to(ROOT).with_suffix("").as_posix()
         notebook = json.loads((LITE / "files" / f"{rel}.ipynb").read_text(encoding="utf-8"))
         assert notebook["metadata"]["kernelspec"] == KERNEL_NAME, rel
         code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
-        for _, replacement in HEAVY.get(rel, []):
-            assert replacement in code, rel
+        needed = {by_import[i] for i in page_imports(notebook) if i in by_import}
+        assert needed <= set(shipped["packages"]), (rel, needed - set(shipped["packages"]))
+        for pattern, replacement in HEAVY.get(rel, []):  # every edit made, none left to make
+            assert replacement.split("\\1")[0] in code, (rel, replacement)
+            assert not re.search(pattern, code, flags=re.M), (rel, pattern)
         if rel in HEAVY:  # a short run cannot meet the full run's targets: no live assert is left
             assert not re.search(r"^\s*assert\b", code, flags=re.M), rel

@@ -1,5 +1,9 @@
 """Tests of attn.plotting: the ASCII heatmap (exact text) and the matplotlib heatmap helper."""
+import re
+
+import matplotlib
 import matplotlib.pyplot as plt
+import matplotlib.ticker
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -108,7 +112,7 @@ def test_heatmap_draws_labels_and_annotations():
     fig, ax = attn.heatmap(np.array([[0.25, 0.75]]), ["q"], ["k1", "k2"], title="título", xlabel="chave")
     try:
         assert [t.get_text() for t in ax.get_xticklabels()] == ["k1", "k2"]
-        assert [t.get_text() for t in ax.texts] == ["0.25", "0.75"]
+        assert [t.get_text() for t in ax.texts] == ["0,25", "0,75"]  # decimal comma, as in prose
         assert ax.get_title() == "título" and ax.get_xlabel() == "chave"
     finally:
         plt.close(fig)
@@ -117,3 +121,90 @@ def test_heatmap_draws_labels_and_annotations():
 def test_heatmap_label_length_error():
     with pytest.raises(ValueError, match=r"col_labels has length 1; expected 2 to match matrix of shape \(1, 2\)"):
         attn.heatmap(np.array([[0.25, 0.75]]), ["q"], ["k1"])
+
+
+# -- decimal comma in figures (issue 18, item 26) ------------------------------------------------------
+def tick_texts(fig) -> list[str]:
+    """Every visible tick label and offset text of a drawn figure (colour bars included)."""
+    fig.canvas.draw()
+    texts = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            texts += [t.get_text() for t in axis.get_ticklabels() if t.get_visible()]
+            texts.append(axis.get_offset_text().get_text())
+    return [t for t in texts if t]
+
+
+def python_decimal_labels(texts) -> list[str]:
+    """The labels written in Python's notation (a decimal point between digits)."""
+    return [t for t in texts if re.search(r"\d\.\d", t)]
+
+
+def _figure():
+    fig, (ax, heat) = plt.subplots(1, 2)
+    ax.plot([0.0, 0.5, 1.0], [-0.61, 0.2, 0.51])
+    attn.heatmap(np.array([[0.25, -0.75]]), ["q"], ["k1", "k2"], ax=heat, cmap="RdBu_r")  # + colour bar
+    return fig
+
+
+def test_figure_number_check_can_fail():
+    # a fixture drawn with matplotlib's own formatter: the check must see the decimal points
+    with plt.rc_context():
+        ax = plt.figure().add_subplot()
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.plot([0.0, 0.5, 1.0], [0.0, 0.5, 1.0])
+        assert python_decimal_labels(tick_texts(ax.figure)) != []
+        plt.close(ax.figure)
+
+
+def test_use_style_labels_ticks_with_a_decimal_comma():
+    attn.use_style()
+    fig = _figure()
+    try:
+        texts = tick_texts(fig)
+        assert any("," in t for t in texts), texts
+        assert python_decimal_labels(texts) == [], texts
+        assert "\u2212" in "".join(texts)  # the typographic minus of negative ticks
+        heat = fig.axes[1]
+        assert [t.get_text() for t in heat.texts] == ["0,25", "\u22120,75"]
+    finally:
+        plt.close("all")
+
+
+def test_use_style_offset_text_and_small_ticks():
+    attn.use_style()
+    fig, ax = plt.subplots()
+    ax.plot([1.0001, 1.0002, 1.0003], [1e-5, 2e-5, 3e-5])
+    try:
+        assert python_decimal_labels(tick_texts(fig)) == []
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize(("value", "spec", "text"), [
+    (0.514, ".2f", "0,51"), (-0.61, ".2f", "\u22120,61"), (1234.5, ",.1f", "1.234,5"), (-0.001, ".1f", "0,0"),
+    (12, "d", "12"),
+])
+def test_number_for_figure_text(value, spec, text):
+    assert attn.plotting.number(value, spec) == text
+
+
+# -- every page that draws a figure applies the style (and so the decimal-comma ticks) -----------------
+def draws_without_style(source: str) -> bool:
+    """True when page source draws with matplotlib (or attn.heatmap) but never calls attn.use_style()."""
+    draws = re.search(r"\bplt\.|\.heatmap\(|\bax\.plot\(", source) is not None
+    return draws and "attn.use_style()" not in source
+
+
+def test_every_page_with_figures_uses_the_style():
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parent.parent
+    missing = [str(p.relative_to(root)) for p in sorted((root / "book").rglob("*.md"))
+               if draws_without_style(p.read_text(encoding="utf-8"))]
+    assert not missing, f"pages that draw figures without attn.use_style(): {missing}"
+
+
+def test_style_check_can_fail():
+    assert draws_without_style("fig, ax = plt.subplots()\nax.plot([1, 2])")
+    assert not draws_without_style("attn.use_style()\nfig, ax = plt.subplots()")
+    assert not draws_without_style("print(1)")

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attn.prose import num, pct, sci
+from attn.prose import fmt, num, pct, sci
 
 
 @pytest.mark.parametrize(
@@ -44,3 +44,12 @@ def test_num_round_trips(x, digits):
 def test_rejects_non_finite_and_non_numbers(bad):
     with pytest.raises(ValueError, match="x must be"):
         num(bad)
+
+
+def test_fmt_follows_a_format_spec():
+    assert fmt(-0.514, ".2f") == "\u22120,51"
+    assert fmt(1234.5, ",.1f") == "1.234,5"
+    assert fmt(7, "d") == "7"
+    assert fmt(np.float64(0.5), ".0%") == "50%"
+    with pytest.raises(ValueError, match="x must be finite"):
+        fmt(float("nan"))

@@ -14,14 +14,17 @@ runs axe-core (npm ``axe-core``, pinned in ``package-lock.json``, injected into 
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import gzip
+import hashlib
 import json
 import mimetypes
 import os
 import re
+import subprocess
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -116,6 +119,7 @@ class PageVisit:
     transfer_bytes: int = 0
     decoded_bytes: int = 0
     requests: int = 0
+    resources: list[str] = field(default_factory=list)  # the site's files this visit was served
 
 
 # Waits for MathJax (when the page loads it) and for web fonts.
@@ -231,6 +235,71 @@ def _site_pages() -> list[str]:
     return pages
 
 
+def _shot_path(rel: str, color_scheme: str, viewport: str) -> Path:
+    suffix = ("" if color_scheme == "light" else "--" + color_scheme) + ("" if viewport == "desktop" else "--" + viewport)
+    return SHOT_DIR / _shot_name(rel, suffix)
+
+
+def _served_file(url: str) -> str | None:
+    """The file of the site that the local server sends for ``url`` (404.html for a missing one)."""
+    path = unquote(urlsplit(url).path)
+    if not path.startswith(PREFIX):
+        return None
+    target = HTML_DIR / path[len(PREFIX):]
+    if target.is_dir():
+        target = target / "index.html"
+    return target.relative_to(HTML_DIR).as_posix() if target.is_file() else "404.html"
+
+
+# --------------------------------------------------------------------------- visits kept between runs
+# A browser visit's findings depend only on the bytes the site served to it, on this test code, on
+# axe-core and on the browser. Each visit records the files it was served; its findings are kept in
+# _build/.browser-visits/ under a key of all of those, and a later crawl reuses them while every
+# one of those files (and the test code, axe-core, the browser) is byte for byte the same, so after
+# editing one page only the visits that loaded a changed file are made again. CI starts without it.
+VISITS_DIR = HTML_DIR.parent / ".browser-visits"
+
+
+def _files_key(context: str, files) -> str:
+    digest = hashlib.sha256(context.encode())
+    for rel in sorted(set(files)):
+        path = HTML_DIR / rel
+        digest.update(rel.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"<missing>") + b"\0")
+    return digest.hexdigest()
+
+
+BASE_MARK = "<local-server>/"  # the local server's address (a new port every run) in a kept result
+
+
+def kept_result(name: str, context: str, base: str = BASE_MARK):
+    """The result kept for ``name``, if every file it was computed from is unchanged; else None."""
+    path = VISITS_DIR / (hashlib.sha256(name.encode()).hexdigest()[:32] + ".json")
+    if not path.is_file():
+        return None
+    entry = json.loads(path.read_text(encoding="utf-8"))
+    if entry["name"] != name or entry["key"] != _files_key(context, entry["files"]):
+        return None
+    return json.loads(entry["result"].replace(BASE_MARK, base))
+
+
+def keep_result(name: str, context: str, base: str, files, result) -> None:
+    """Keep ``result`` (JSON data) of ``name``, computed from ``files`` of the site (and ``context``)."""
+    VISITS_DIR.mkdir(parents=True, exist_ok=True)
+    path = VISITS_DIR / (hashlib.sha256(name.encode()).hexdigest()[:32] + ".json")
+    path.write_text(json.dumps({"name": name, "key": _files_key(context, files), "files": sorted(set(files)),
+                                "result": json.dumps(result).replace(base, BASE_MARK)}), encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=None)
+def chromium_version() -> str:
+    return subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def visits_context(*paths: Path) -> str:
+    """What a kept result also depends on: the test code (these files) and the browser."""
+    return hashlib.sha256(b"".join(p.read_bytes() for p in paths) + chromium_version().encode()).hexdigest()
+
+
 def _shot_name(rel: str, suffix: str = "") -> str:
     return rel.replace("/", "__").removesuffix(".html") + suffix + ".png"
 
@@ -241,8 +310,8 @@ def _browser_favicon(request_url: str) -> bool:
     return urlsplit(request_url).path == "/favicon.ico"
 
 
-def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", viewport: str = "desktop",
-           shot: bool = True) -> PageVisit:
+async def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", viewport: str = "desktop",
+                 shot: bool = True) -> PageVisit:
     if rel == "404.html":
         url = base + MISSING_URL_PATH
     elif rel == "search.html":
@@ -250,9 +319,9 @@ def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", viewpor
     else:
         url = base + rel
     visit = PageVisit(rel=rel, url=url, viewport=viewport)
-    context = browser.new_context(viewport=VIEWPORTS[viewport], color_scheme=color_scheme, locale="pt-BR",
-                                  is_mobile=viewport == "phone", has_touch=viewport == "phone")
-    page = context.new_page()
+    context = await browser.new_context(viewport=VIEWPORTS[viewport], color_scheme=color_scheme, locale="pt-BR",
+                                        is_mobile=viewport == "phone", has_touch=viewport == "phone")
+    page = await context.new_page()
     def on_console(msg):
         expected_404 = (rel == "404.html" and msg.location.get("url") == url) or _browser_favicon(
             msg.location.get("url", ""))
@@ -270,35 +339,74 @@ def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", viewpor
     def on_request(req):
         if not req.url.startswith((base, "data:", "blob:", "about:")):
             visit.foreign_requests.append(req.url)
+        elif (served := _served_file(req.url)) is not None:
+            visit.resources.append(served)
 
     page.on("response", on_response)
     page.on("request", on_request)
     try:
-        page.goto(url, wait_until="load")
+        await page.goto(url, wait_until="load")
         if rel == "index.html":  # a redirect page: it must land on the intro page
-            page.wait_for_url("**/book/intro.html", timeout=10_000)
-            page.wait_for_load_state("load")
-        page.evaluate(SETTLE_JS)
+            await page.wait_for_url("**/book/intro.html", timeout=10_000)
+            await page.wait_for_load_state("load")
+        await page.evaluate(SETTLE_JS)
         if rel == "search.html":
-            page.wait_for_function(
+            await page.wait_for_function(
                 "document.querySelector('#search-results p.search-summary')"
                 " && document.querySelector('#search-results p.search-summary').textContent.length > 0",
                 timeout=20_000)
-        page.wait_for_load_state("networkidle")
-        sizes = page.evaluate(SIZES_JS)  # what a first visit transfers, before any scrolling
+        await page.wait_for_load_state("networkidle")
+        sizes = await page.evaluate(SIZES_JS)  # what a first visit transfers, before any scrolling
         visit.transfer_bytes, visit.decoded_bytes, visit.requests = sizes["transfer"], sizes["decoded"], sizes["count"]
-        page.evaluate(LOAD_ALL_JS)
-        visit.facts = page.evaluate(FACTS_JS)
+        await page.evaluate(LOAD_ALL_JS)
+        visit.facts = await page.evaluate(FACTS_JS)
         if color_scheme == "light":  # axe-core checks the default (light) rendering
-            page.add_script_tag(path=str(AXE_JS))
-            visit.axe = page.evaluate(AXE_RUN_JS)
+            await page.add_script_tag(path=str(AXE_JS))
+            visit.axe = await page.evaluate(AXE_RUN_JS)
         if shot:
-            suffix = ("" if color_scheme == "light" else "--" + color_scheme) + (
-                "" if viewport == "desktop" else "--" + viewport)
-            page.screenshot(path=str(SHOT_DIR / _shot_name(rel, suffix)), full_page=True)
+            await page.screenshot(path=str(_shot_path(rel, color_scheme, viewport)), full_page=True)
     finally:
-        context.close()
+        await context.close()
     return visit
+
+
+# Pages visited at the same time, each in its own context of the one browser (contexts share nothing:
+# every size is a cold one). One by default: with several, a page that is not in front can wait for
+# ever on its lazy images in LOAD_ALL_JS (seen with 4, with and without Chromium's anti-throttling
+# flags), so SITE_CRAWL_CONTEXTS > 1 is an experiment, not the default.
+CRAWL_CONTEXTS = int(os.environ.get("SITE_CRAWL_CONTEXTS", "1"))
+VISIT_TIMEOUT_S = 300
+
+
+async def _crawl(base: str) -> tuple[dict, dict, dict]:
+    from playwright.async_api import async_playwright
+
+    limit = asyncio.Semaphore(CRAWL_CONTEXTS)
+
+    async def visit(rel, color_scheme="light", viewport="desktop"):
+        name = f"site visit {rel} {color_scheme} {viewport}"
+        kept = kept_result(name, context, base)
+        if kept is not None and _shot_path(rel, color_scheme, viewport).is_file():
+            return PageVisit(**kept)
+        async with limit:  # a visit that hangs fails the crawl instead of stalling it
+            result = await asyncio.wait_for(
+                _visit(browser, base, rel, color_scheme=color_scheme, viewport=viewport), VISIT_TIMEOUT_S)
+        keep_result(name, context, base, result.resources, asdict(result))
+        return result
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        context = visits_context(Path(__file__), AXE_JS)
+        try:
+            pages = _site_pages()
+            desktop = await asyncio.gather(*(visit(rel) for rel in pages))
+            phone = await asyncio.gather(*(visit(rel, viewport="phone") for rel in pages))
+            visits = dict(zip(pages, desktop, strict=True))
+            with_figures = [rel for rel, v in visits.items() if any(img["isFigure"] for img in v.facts["imgs"])]
+            dark = await asyncio.gather(*(visit(rel, color_scheme="dark") for rel in with_figures))
+        finally:
+            await browser.close()
+    return visits, dict(zip(pages, phone, strict=True)), dict(zip(with_figures, dark, strict=True))
 
 
 @pytest.fixture(scope="module")
@@ -310,33 +418,22 @@ def crawl():
         pytest.fail(f"axe-core is not installed in {AXE_JS.parent}: run `make mathjax` (npm ci)")
     if not IDENTITY:
         pytest.fail(f"no {IDENTITY_FILE} (written by tools/sphinx_site/identity.py): rebuild with `make book`")
-    from playwright.sync_api import sync_playwright
 
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
-    for old in SHOT_DIR.glob("*.png"):
-        old.unlink()
     server = ThreadingHTTPServer(("127.0.0.1", 0), PagesHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
-    visits: dict[str, PageVisit] = {}
-    dark: dict[str, PageVisit] = {}
-    phone: dict[str, PageVisit] = {}
     try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                for rel in _site_pages():
-                    visits[rel] = _visit(browser, base, rel)
-                    phone[rel] = _visit(browser, base, rel, viewport="phone")
-                for rel, visit in visits.items():
-                    if any(img["isFigure"] for img in visit.facts["imgs"]):
-                        dark[rel] = _visit(browser, base, rel, color_scheme="dark")
-            finally:
-                browser.close()
+        visits, phone, dark = asyncio.run(_crawl(base))
     finally:
         server.shutdown()
         server.server_close()
+    shots = {_shot_path(v.rel, scheme, v.viewport).name
+             for scheme, group in (("light", visits), ("light", phone), ("dark", dark)) for v in group.values()}
+    for old in SHOT_DIR.glob("*.png"):  # screenshots of pages that no longer exist
+        if old.name not in shots and not old.name.startswith("lite__"):
+            old.unlink()
     report = {
         "pages_crawled": len(visits),
         "pages": {rel: {"transfer_bytes": v.transfer_bytes, "decoded_bytes": v.decoded_bytes,

@@ -1,13 +1,23 @@
-"""The GitHub Actions workflow: linted (actionlint, with shellcheck for run: blocks) and shaped as
+"""The GitHub Actions workflow: linted (actionlint, with shellcheck for run: blocks), audited (zizmor:
+0 findings, every action pinned by commit, no token left in a checkout) and shaped as
 build once -> test jobs in parallel over that build -> deploy the tested artifact (main only)."""
+import http.server
+import json
+import os
 import pathlib
+import re
 import shutil
 import subprocess
+import threading
 
+import pytest
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+GITHUB = ROOT / ".github"
+WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
+# `uses: owner/repo[/path]@<40-hex commit> # vX.Y.Z`: the tag that commit carries, for the reader and Dependabot
+PINNED_USES = re.compile(r"uses: [\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40} # v\d+\.\d+\.\d+")
 
 
 def test_actionlint_with_shellcheck():
@@ -28,7 +38,7 @@ def test_pages_deploy_is_least_privilege_and_main_only():
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
     assert "refs/heads/main" in deploy["if"]
     uses = [s.get("uses", "") for job in wf["jobs"].values() for s in job["steps"]]
-    for action in ("actions/configure-pages", "actions/upload-pages-artifact", "actions/deploy-pages"):
+    for action in ("actions/upload-pages-artifact", "actions/deploy-pages"):
         assert any(u.startswith(action + "@") for u in uses), action
     for name, job in wf["jobs"].items():
         if name != "deploy":
@@ -62,8 +72,8 @@ def test_one_build_and_no_second_make_book_before_deploy():
             assert "make test" not in _runs(job), f"{name}: `make test` would build the book again"
     build = jobs["build"]
     book_step = next(step for step in build["steps"] if step.get("run", "").strip() == "make book")
-    pages = _steps_using(build, "actions/configure-pages")
-    assert pages and pages[0]["id"] in book_step["env"]["PAGES_BASE_URL"]
+    pages = [step for step in build["steps"] if "pages_base_url.py" in step.get("run", "")]
+    assert pages and f"steps.{pages[0]['id']}.outputs" in book_step["env"]["PAGES_BASE_URL"]
     assert "base_url" in book_step["env"]["PAGES_BASE_URL"]
 
 
@@ -112,3 +122,118 @@ def test_pull_requests_get_a_preview_artifact_linked_from_the_summary():
     assert "pull_request" in summary["if"]
     assert f"steps.{preview['id']}.outputs.artifact-url" in summary["env"]["PREVIEW_URL"]
     assert "PREVIEW_URL" in summary["run"]
+
+
+# --------------------------------------------------------------------------- zizmor and the pins
+
+
+def _zizmor(*paths: pathlib.Path) -> list[dict]:
+    """zizmor's findings at its default persona, offline, with no config and no inline ignores."""
+    exe = shutil.which("zizmor", path=str(ROOT / ".venv" / "bin")) or shutil.which("zizmor")
+    assert exe, "zizmor not installed (requirements-dev.txt)"
+    result = subprocess.run([exe, "--offline", "--no-config", "--no-ignores", "--strict-collection",
+                             "--format", "json", *map(str, paths)], capture_output=True, text=True)
+    findings = json.loads(result.stdout)
+    assert (result.returncode == 0) == (not findings), result.stderr
+    return findings
+
+
+def _unpinned_uses(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines()
+            if re.match(r"\s*(- )?uses:", line) and not PINNED_USES.search(line)]
+
+
+def _checkouts_keeping_the_token(wf: dict) -> list[str]:
+    return [name for name, job in wf["jobs"].items() for step in _steps_using(job, "actions/checkout")
+            if step.get("with", {}).get("persist-credentials") is not False]
+
+
+def _with_one_unpinned_action(tmp_path: pathlib.Path) -> pathlib.Path:
+    text = WORKFLOWS[0].read_text(encoding="utf-8")
+    pinned = re.search(r"actions/checkout@[0-9a-f]{40} # v\S+", text).group(0)
+    broken = tmp_path / "ci.yml"
+    broken.write_text(text.replace(pinned, "actions/checkout@v7", 1), encoding="utf-8")
+    return broken
+
+
+def test_zizmor_reports_nothing():
+    assert not list(GITHUB.rglob("zizmor.y*ml")), "a zizmor config could silence audits"
+    assert _zizmor(GITHUB) == []
+
+
+def test_zizmor_fails_on_one_unpinned_action(tmp_path):
+    findings = _zizmor(_with_one_unpinned_action(tmp_path))
+    assert [f["ident"] for f in findings] == ["unpinned-uses"]
+
+
+def test_every_action_pinned_by_commit_with_its_version():
+    text = WORKFLOWS[0].read_text(encoding="utf-8")
+    assert text.count("uses:") >= 10 and _unpinned_uses(text) == []
+
+
+def test_the_pin_check_fails_on_one_unpinned_action(tmp_path):
+    assert _unpinned_uses(_with_one_unpinned_action(tmp_path).read_text(encoding="utf-8")) == [
+        "- uses: actions/checkout@v7"]
+    assert _unpinned_uses("      - uses: actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae\n")
+
+
+def test_no_checkout_keeps_the_token():
+    wf = _workflow()
+    assert sum(len(_steps_using(job, "actions/checkout")) for job in wf["jobs"].values()) == 4
+    assert _checkouts_keeping_the_token(wf) == []
+    del wf["jobs"]["nbval"]["steps"][0]["with"]
+    assert _checkouts_keeping_the_token(wf) == ["nbval"]
+
+
+def test_deploy_uses_no_cache_and_runs_nothing_of_its_own():
+    deploy = _workflow()["jobs"]["deploy"]
+    assert not _steps_using(deploy, "actions/cache") and "container" not in deploy
+    assert all("run" not in step for step in deploy["steps"])
+
+
+# --------------------------------------------------------------------------- the Pages URL step
+
+
+class _PagesApi(http.server.BaseHTTPRequestHandler):
+    """GitHub's `GET /repos/{owner}/{repo}/pages`: Pages on for maria-silva/entrega, off otherwise."""
+
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        if self.path == "/repos/maria-silva/entrega/pages" and self.headers["Authorization"] == "Bearer t0ken":
+            body = json.dumps({"html_url": "https://cursos.example.org/entrega/"}).encode()
+            self.send_response(200)
+        else:
+            body = b'{"message": "Not Found"}'
+            self.send_response(404)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def pages_api():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PagesApi)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.mark.parametrize("repository, ok", [("maria-silva/entrega", True), ("maria-silva/sem-pages", False)])
+def test_the_pages_step_writes_base_url_or_says_pages_is_off(pages_api, tmp_path, repository, ok):
+    """The build job's `pages` step, its own run: line, against a local stand-in for GitHub's API."""
+    build = _workflow()["jobs"]["build"]
+    step = next(step for step in build["steps"] if step.get("id") == "pages")
+    assert step["env"] == {"GH_TOKEN": "${{ github.token }}"} and build["permissions"]["pages"] == "read"
+    output = tmp_path / "github_output"
+    output.touch()
+    env = {"PATH": os.environ["PATH"], "GITHUB_API_URL": pages_api, "GITHUB_REPOSITORY": repository,
+           "GH_TOKEN": "t0ken", "GITHUB_OUTPUT": str(output)}
+    result = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=ROOT, env=env, capture_output=True, text=True)
+    if ok:
+        assert result.returncode == 0, result.stderr
+        assert output.read_text() == "base_url=https://cursos.example.org/entrega\n"
+    else:
+        assert result.returncode == 1 and output.read_text() == ""
+        assert "Settings -> Pages -> Source: GitHub Actions" in result.stderr

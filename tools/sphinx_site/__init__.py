@@ -21,6 +21,7 @@ from . import (
     descriptions,
     downloads,
     identity,
+    jupyter_markdown,
     mathjax,
     not_found,
     outputs,
@@ -49,6 +50,7 @@ def setup(app: Sphinx) -> dict:
     run_button.setup(app)  # the "Executar no navegador" button on notebook pages
     citations.setup(app)  # the Portuguese author-year citation style
     outputs.setup(app)  # the lessons' deliverable files under outputs/
+    jupyter_markdown.setup(app)  # each notebook page's runnable notebook, its prose as the page shows it
     downloads.setup(app)  # the attn wheel and the downloads' setup cell
     publish.setup(app)  # the published HTML's post-processing, last (see publish.py)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

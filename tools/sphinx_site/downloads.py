@@ -1,7 +1,9 @@
 """Downloads that run anywhere: the ``attn`` wheel on the site and a setup cell in every download.
 
 When an HTML build finishes, ``attn`` is built as a wheel into ``wheels/`` of the site, and every
-downloadable notebook (``_sources/**/*.ipynb``) gets a first setup cell: it installs that wheel from
+downloadable notebook (``_sources/**/*.ipynb``) is written from the page's runnable notebook
+(``jupyter_markdown.py``: the prose as the page shows it, in plain Jupyter Markdown) with a first
+setup cell: it installs that wheel from
 the site's URL (``html_baseurl``) when ``attn`` is missing and stands in for myst-nb's ``glue()``
 when myst-nb is missing; otherwise it does nothing. The rendered pages never show it (the pages are
 not edited; only the downloads get the cell). ``tools/build_lite.py`` takes the wheel and these downloads.
@@ -21,6 +23,7 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.errors import ConfigError
 
+from .jupyter_markdown import converted_path
 from .paths import ROOT
 
 WHEEL_DIR = "wheels"  # under the site's root
@@ -29,12 +32,16 @@ SETUP_CELL = """\
 # Setup, for running this notebook outside the course repository: installs the course package
 # `attn` from the course site if it is missing; if myst-nb is missing, stands in for its glue()
 # (which hands numbers and figures to the site's text) by showing the glued figures here.
-# Where both are installed it does nothing.
+# Where both are installed it does nothing. Matplotlib's one-off note "building the font cache"
+# (every run in the browser builds it) is silenced.
 import importlib
 import importlib.util
+import logging
 import subprocess
 import sys
 import types
+
+logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 
 if importlib.util.find_spec("attn") is None:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "{wheel_url}"], check=True)
@@ -98,7 +105,11 @@ def _runnable_downloads(app: Sphinx, exception: Exception | None) -> None:
     wheel = build_attn_wheel(outdir / WHEEL_DIR)
     wheel_url = app.config.html_baseurl.rstrip("/") + f"/{WHEEL_DIR}/{wheel.name}"
     for path in sorted((outdir / "_sources").rglob("*.ipynb")):
-        notebook = json.loads(path.read_text(encoding="utf-8"))
+        docname = path.relative_to(outdir / "_sources").with_suffix("").as_posix()
+        converted = converted_path(app, docname)  # the page's prose as Jupyter Markdown
+        if not converted.is_file():
+            raise ConfigError(f"{docname}: no runnable notebook in {converted} (jupyter_markdown.py)")
+        notebook = json.loads(converted.read_text(encoding="utf-8"))
         text = json.dumps(add_setup_cell(notebook, wheel_url), ensure_ascii=False, indent=1) + "\n"
         if path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")

@@ -24,6 +24,14 @@ PANDAS_STYLE = re.compile(r'<style scoped>.*?</style>\s*', re.S)
 SIDEBAR = '<div id="pst-primary-sidebar" class="bd-sidebar-primary bd-sidebar">'
 # Upstream gap: Sphinx 7.4.7's HTML writer gives <img> no loading attribute.
 LAZY_FIGURE = re.compile(r'<img (?![^>]*\bloading=)([^>]*\bsrc="[^"]*_images/)')
+# Upstream gap: myst-nb 1.4.0 writes a cell's figure as a bare <img>, shrunk to the column (a phone's
+# 342 px for a 1000 px multi-panel figure) with no way to see it at full size. A link to the image
+# file opens it (the img's alt text names the link). Sphinx's own scaled images are links already.
+FIGURE_IMG = re.compile(r'(<a [^>]*>\s*)?(<img [^>]*\bsrc="([^"]*_images/[^"]+)"[^>]*>)')
+FIGURE_LINK_TITLE = "Abrir a figura em tamanho real"
+# Upstream gap: Sphinx 7.4.7's basic layout, pydata-sphinx-theme 0.17.1 and sphinx-book-theme 1.3.0
+# each write a <meta name="viewport">.
+VIEWPORT = re.compile(r'\s*<meta name="viewport"[^>]*>')
 
 
 def _unique_ids(text: str, name: str) -> str:
@@ -36,6 +44,28 @@ def _unique_ids(text: str, name: str) -> str:
         return f'id="{name}"' if count == 1 else f'id="{name}-{count}"'
 
     return re.sub(rf'id="{name}(?:-\d+)?"', number, text)
+
+
+def _figure_links(text: str) -> str:
+    def link(match: re.Match) -> str:
+        if match.group(1):  # already inside a link
+            return match.group(0)
+        return (f'<a class="figure-full-size" href="{match.group(3)}" title="{FIGURE_LINK_TITLE}">'
+                f"{match.group(2)}</a>")
+
+    return FIGURE_IMG.sub(link, text)
+
+
+def _one_viewport(text: str) -> str:
+    """The first ``<meta name="viewport">`` of a page, without the others."""
+    seen = False
+
+    def keep_first(match: re.Match) -> str:
+        nonlocal seen
+        keep, seen = not seen, True
+        return match.group(0) if keep else ""
+
+    return VIEWPORT.sub(keep_first, text)
 
 
 def valid_accessible_html(text: str) -> str:
@@ -67,4 +97,10 @@ def valid_accessible_html(text: str) -> str:
                   text, flags=re.S)
     text = text.replace(SIDEBAR, SIDEBAR[:-1] + ' role="complementary" aria-label="Navegação do curso">')
     text = LAZY_FIGURE.sub(r'<img loading="lazy" \1', text)  # figures load as the reader scrolls to them
+    text = _figure_links(text)
+    text = _one_viewport(text)
+    # A display formula takes keyboard focus (mathjax.py: it may scroll sideways); a focusable
+    # element needs a name (its MathML inside still reads as the formula).
+    text = text.replace('<mjx-container tabindex="0" class=', '<mjx-container tabindex="0" role="group" '
+                        'aria-label="Fórmula" class=')
     return text

@@ -22,7 +22,7 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
-PAGES_URL_ENV = "PAGES_BASE_URL"  # set by the workflow from actions/configure-pages' base_url
+PAGES_URL_ENV = "PAGES_BASE_URL"  # set by the workflow from tools/pages_base_url.py (GitHub's Pages API)
 IDENTITY_FILE = "site-identity.json"
 _GITHUB_REMOTE = re.compile(
     r"^(?:https://(?:[^@/]+@)?github\.com/|git@github\.com:|ssh://git@github\.com/)"
@@ -66,7 +66,7 @@ def derive_identity(config_repository_url: str, config_baseurl: str, env=os.envi
     """The repository and site URL of a build; the first source that names a repository wins.
 
     1. GitHub Actions: ``GITHUB_REPOSITORY`` (``owner/name``), and the Pages URL from
-       ``PAGES_BASE_URL`` (configure-pages' ``base_url``: custom domains and user sites included),
+       ``PAGES_BASE_URL`` (the Pages API's ``html_url``: custom domains and user sites included),
        or the default Pages URL of the repository when it is not given (pull requests).
     2. The ``origin`` git remote, when it is a GitHub URL; the Pages URL is the default one.
     3. ``repository.url`` and ``html.baseurl`` in ``_config.yml`` (the fallback).

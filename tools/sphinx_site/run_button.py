@@ -14,7 +14,7 @@ from .lite import HEAVY, LITE_DIR
 RUN_LABEL = "Executar no navegador"
 RUN_TOOLTIP = "Abrir este notebook no JupyterLite do site e executá-lo no navegador (Python via Pyodide)"
 RUN_SHORT_SUFFIX = " (versão curta)"
-RUN_SHORT_TOOLTIP = ("O treino desta página é pesado demais para o navegador: abre uma versão curta "
+RUN_SHORT_TOOLTIP = ("O treinamento desta página é pesado demais para o navegador: abre uma versão curta "
                      "(menos passos), cujos números diferem dos da página")
 
 

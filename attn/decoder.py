@@ -1,0 +1,172 @@
+r"""The post-norm Transformer decoder block and incremental decoding with a key/value cache.
+
+The block of Vaswani et al. (2017), in the same post-norm form as the encoder block of
+:mod:`attn.encoder`:
+
+.. math::
+   h_1 = \operatorname{LN}_1(y + \operatorname{MHA}_{self}(y, y, y;\ \text{causal})), \qquad
+   h_2 = \operatorname{LN}_2(h_1 + \operatorname{MHA}_{cross}(h_1, m, m;\ \text{padding})), \qquad
+   \text{out} = \operatorname{LN}_3(h_2 + \operatorname{FFN}(h_2))
+
+``y`` are the decoder's token representations, ``m`` the encoder's output (the *memory*): in the
+cross-attention the queries come from the decoder, the keys and values from the encoder.
+
+Greedy generation adds one position at a time. Under the causal mask, the representations of the
+positions already generated never change, so their per-head keys and values can be kept (the
+*key/value cache*) and each new token computes a single query row per layer:
+:func:`decoder_block_step`. The cross-attention keys and values depend only on the memory and are
+projected once per sequence (:func:`cross_attention_cache`).
+
+Shapes: ``B`` batch, ``T`` target (decoder) length, ``S`` source (memory) length, ``d_model``,
+``h`` heads, ``d_k = d_model / h``, ``d_ff``, ``...`` any batch dimensions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._checks import check_decoder_inputs, check_decoder_step_inputs
+from .core import causal_mask, scaled_dot_product_attention
+from .encoder import ffn, layer_norm
+from .multihead import MultiHeadAttention
+
+DECODER_KEYS = ("W1", "b1", "W2", "b2", "gamma1", "beta1", "gamma2", "beta2", "gamma3", "beta3")
+
+
+def transformer_decoder_block(y, memory, self_mha, cross_mha, W1, b1, W2, b2, self_mask=None,
+                              cross_mask=None, *, gamma1=None, beta1=None, gamma2=None, beta2=None,
+                              gamma3=None, beta3=None, eps: float = 1e-5) -> np.ndarray:
+    r"""One post-norm Transformer decoder layer (no dropout).
+
+    .. math::
+       h_1 = \operatorname{LN}_1(y + \operatorname{MHA}_{self}(y, y, y)), \quad
+       h_2 = \operatorname{LN}_2(h_1 + \operatorname{MHA}_{cross}(h_1, m, m)), \quad
+       \text{out} = \operatorname{LN}_3(h_2 + \operatorname{FFN}(h_2))
+
+    Parameters
+    ----------
+    y : array_like, shape (..., T, d_model)
+        Decoder token representations.
+    memory : array_like, shape (..., S, d_model)
+        Encoder output ``m``; same batch dimensions as ``y``.
+    self_mha, cross_mha : MultiHeadAttention
+        Causal self-attention and cross-attention layers, width ``d_model``.
+    W1, b1, W2, b2 : array_like
+        FFN parameters, shapes (d_model, d_ff), (d_ff,), (d_ff, d_model), (d_model,).
+    self_mask : ndarray of bool, optional
+        True = may attend; any mask :meth:`~attn.multihead.MultiHeadAttention.forward` accepts
+        with ``n_q = n_k = T``. Default: :func:`attn.core.causal_mask` ``(T)``.
+    cross_mask : ndarray of bool, optional
+        True = may attend; shape (T, S), (..., T, S) or (..., h, T, S), typically a key padding
+        mask of the source repeated for the ``T`` queries. Default: every source position.
+    gamma1, beta1, gamma2, beta2, gamma3, beta3 : array_like, shape (d_model,), optional
+        Scale and shift of the three layer norms (default 1 and 0).
+    eps : float
+        Layer-norm epsilon.
+
+    Returns
+    -------
+    ndarray, shape (..., T, d_model)
+    """
+    y, memory = check_decoder_inputs(y, memory, self_mha, cross_mha, MultiHeadAttention)
+    self_mask = causal_mask(y.shape[-2]) if self_mask is None else self_mask  # (T, T) by default
+    attended, _ = self_mha.forward(y, y, y, self_mask)  # (..., T, d_model)
+    h1 = layer_norm(y + attended, gamma1, beta1, eps)  # (..., T, d_model)
+    crossed, _ = cross_mha.forward(h1, memory, memory, cross_mask)  # (..., T, d_model)
+    h2 = layer_norm(h1 + crossed, gamma2, beta2, eps)  # (..., T, d_model)
+    f = ffn(h2, W1, b1, W2, b2)  # (..., T, d_model)
+    return layer_norm(h2 + f, gamma3, beta3, eps)  # (..., T, d_model)
+
+
+def project_heads(x, W) -> np.ndarray:
+    """Per-head projection, the one of :meth:`~attn.multihead.MultiHeadAttention.head_outputs`.
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., n, d_model)
+    W : ndarray, shape (h, d_model, d_k)
+
+    Returns
+    -------
+    ndarray, shape (..., h, n, d_k)
+    """
+    return np.einsum("...nd,hdk->...hnk", x, W, optimize=True)  # (..., h, n, d_k)
+
+
+def cross_attention_cache(memory, cross_mha) -> dict:
+    """Keys and values of a cross-attention layer, projected once from the memory.
+
+    Parameters
+    ----------
+    memory : ndarray, shape (B, S, d_model)
+    cross_mha : MultiHeadAttention
+
+    Returns
+    -------
+    dict
+        ``k`` and ``v``, each (B, h, S, d_k).
+    """
+    W_k = np.asarray(cross_mha.W_k, dtype=memory.dtype)  # (h, d_model, d_k)
+    W_v = np.asarray(cross_mha.W_v, dtype=memory.dtype)  # (h, d_model, d_k)
+    return {"k": project_heads(memory, W_k), "v": project_heads(memory, W_v)}  # (B, h, S, d_k) each
+
+
+def empty_self_cache(batch: int, max_steps: int, mha, dtype) -> dict:
+    """An empty self-attention key/value cache with room for ``max_steps`` positions.
+
+    Returns
+    -------
+    dict
+        ``k``, ``v``: zeros (B, h, max_steps, d_k); ``t``: 0, the number of positions filled.
+    """
+    shape = (batch, mha.num_heads, max_steps, mha.d_k)
+    return {"k": np.zeros(shape, dtype=dtype), "v": np.zeros(shape, dtype=dtype), "t": 0}
+
+
+def decoder_block_step(y_t, self_cache, cross_cache, self_mha, cross_mha, p, cross_mask, eps: float = 1e-5):
+    r"""The newest position through one decoder block, reusing (and extending) the key/value cache.
+
+    Computes for the single new row exactly what :func:`transformer_decoder_block` computes for the
+    last row of the whole prefix under the causal mask: the new token's key and value are appended
+    to ``self_cache`` and its query attends to the ``t + 1`` cached positions; the cross-attention
+    reads the keys and values of ``cross_cache``.
+
+    Parameters
+    ----------
+    y_t : array_like, shape (B, 1, d_model)
+        Representation of the new position ``t`` (the block's input).
+    self_cache : dict from :func:`empty_self_cache`
+        Keys and values of positions ``0 .. t - 1``; updated in place (``t`` grows by one).
+    cross_cache : dict from :func:`cross_attention_cache`
+    self_mha, cross_mha : MultiHeadAttention
+    p : dict
+        ``W1, b1, W2, b2`` and ``gamma1, beta1, gamma2, beta2, gamma3, beta3`` (see ``DECODER_KEYS``).
+    cross_mask : ndarray of bool, shape (B, S)
+        Source key padding mask, True on real positions.
+    eps : float
+
+    Returns
+    -------
+    out : ndarray, shape (B, 1, d_model)
+    self_weights : ndarray, shape (B, h, 1, t + 1)
+        The new query's causal self-attention weights.
+    cross_weights : ndarray, shape (B, h, 1, S)
+        The new query's cross-attention weights.
+    """
+    y_t, t, W = check_decoder_step_inputs(y_t, self_cache, cross_cache, self_mha, cross_mha, cross_mask)
+    self_cache["k"][:, :, t:t + 1] = project_heads(y_t, W["self_k"])  # (B, h, 1, d_k)
+    self_cache["v"][:, :, t:t + 1] = project_heads(y_t, W["self_v"])  # (B, h, 1, d_k)
+    self_cache["t"] = t + 1  # (): positions now in the cache
+    q = project_heads(y_t, W["self_q"])  # (B, h, 1, d_k): one query row
+    k, v = self_cache["k"][:, :, :t + 1], self_cache["v"][:, :, :t + 1]  # (B, h, t + 1, d_k)
+    heads, self_weights = scaled_dot_product_attention(q, k, v)  # (B, h, 1, d_k), (B, h, 1, t + 1)
+    z1 = y_t + self_mha.concat_heads(heads) @ W["self_o"]  # (B, 1, d_model)
+    h1 = layer_norm(z1, p["gamma1"], p["beta1"], eps)  # (B, 1, d_model)
+    q = project_heads(h1, W["cross_q"])  # (B, h, 1, d_k)
+    mask = np.broadcast_to(cross_mask[:, None, None, :], q.shape[:3] + cross_mask.shape[-1:])  # (B, h, 1, S)
+    k, v = cross_cache["k"], cross_cache["v"]  # (B, h, S, d_k), projected once per sequence
+    heads, cross_weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, 1, d_k), (B, h, 1, S)
+    z2 = h1 + cross_mha.concat_heads(heads) @ W["cross_o"]  # (B, 1, d_model)
+    h2 = layer_norm(z2, p["gamma2"], p["beta2"], eps)  # (B, 1, d_model)
+    f = ffn(h2, p["W1"], p["b1"], p["W2"], p["b2"])  # (B, 1, d_model)
+    return layer_norm(h2 + f, p["gamma3"], p["beta3"], eps), self_weights, cross_weights  # (B, 1, d_model)
+

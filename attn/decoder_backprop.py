@@ -1,0 +1,91 @@
+r"""Backward pass of the post-norm decoder block (:mod:`attn.decoder`), written out by hand.
+
+Built from the pieces of :mod:`attn.backprop`, as :func:`attn.backprop.encoder_block_backward` is:
+:func:`~attn.backprop.layer_norm_backward`, :func:`~attn.backprop.ffn_backward` and
+:func:`~attn.backprop.multihead_backward` (once for the causal self-attention, where the gradient
+of ``y`` is ``dQ + dK + dV``, once for the cross-attention, where ``dQ`` goes to the decoder and
+``dK + dV`` to the encoder's memory).
+
+A key blocked by a mask (a future position, a padded source position) has weight exactly 0, and
+everything that flows back through it is multiplied by that weight: it receives exactly zero
+gradient.
+
+Shapes: ``...`` batch dimensions, ``T`` target length, ``S`` source length, ``h`` heads.
+"""
+from __future__ import annotations
+
+from .backprop import ffn_backward, layer_norm_backward, multihead_backward
+from .encoder import ffn, layer_norm
+
+ATTENTION_KEYS = ("W_q", "W_k", "W_v", "W_o")
+
+
+def decoder_block_forward(y, memory, self_mha, cross_mha, p, self_mask, cross_mask=None, eps: float = 1e-5):
+    r"""The post-norm decoder block, composed of the public forwards, keeping what the backward needs.
+
+    Gives exactly :func:`attn.decoder.transformer_decoder_block` (tested bit for bit); that
+    function returns only the output, this one also the cache for :func:`decoder_block_backward`.
+
+    Parameters
+    ----------
+    y : ndarray, shape (..., T, d_model)
+    memory : ndarray, shape (..., S, d_model)
+    self_mha, cross_mha : MultiHeadAttention
+    p : dict
+        ``W1, b1, W2, b2`` (FFN) and ``gamma1 .. beta3`` (the three layer norms).
+    self_mask : ndarray of bool
+        The causal mask (T, T), or any mask the self-attention accepts (True = may attend).
+    cross_mask : ndarray of bool, optional
+        Source key padding, shape (..., T, S) or any mask the cross-attention accepts.
+    eps : float
+
+    Returns
+    -------
+    out : ndarray, shape (..., T, d_model)
+    cache : dict
+        ``y``, ``memory``, ``z1 = y + MHA_self``, ``h1``, ``z2 = h1 + MHA_cross``, ``h2``,
+        ``z3 = h2 + FFN(h2)``, ``self_weights`` (..., h, T, T), ``cross_weights`` (..., h, T, S)
+        and the arguments.
+    """
+    attended, self_weights = self_mha.forward(y, y, y, self_mask)  # (..., T, d_model), (..., h, T, T)
+    z1 = y + attended  # (..., T, d_model)
+    h1 = layer_norm(z1, p["gamma1"], p["beta1"], eps)  # (..., T, d_model)
+    crossed, cross_weights = cross_mha.forward(h1, memory, memory, cross_mask)  # (..., T, d), (..., h, T, S)
+    z2 = h1 + crossed  # (..., T, d_model)
+    h2 = layer_norm(z2, p["gamma2"], p["beta2"], eps)  # (..., T, d_model)
+    z3 = h2 + ffn(h2, p["W1"], p["b1"], p["W2"], p["b2"])  # (..., T, d_model)
+    out = layer_norm(z3, p["gamma3"], p["beta3"], eps)  # (..., T, d_model)
+    return out, {"y": y, "memory": memory, "z1": z1, "h1": h1, "z2": z2, "h2": h2, "z3": z3,
+                 "self_weights": self_weights, "cross_weights": cross_weights, "self_mha": self_mha,
+                 "cross_mha": cross_mha, "p": p, "eps": eps}
+
+
+def decoder_block_backward(d_out, cache):
+    """Gradient through :func:`decoder_block_forward`.
+
+    Parameters
+    ----------
+    d_out : array_like, shape (..., T, d_model)
+    cache : dict from :func:`decoder_block_forward`
+
+    Returns
+    -------
+    dy : ndarray, shape (..., T, d_model)
+    d_memory : ndarray, shape (..., S, d_model)
+    grads : dict
+        ``self.W_q .. self.W_o``, ``cross.W_q .. cross.W_o`` and one entry per key of
+        ``attn.decoder.DECODER_KEYS``, shaped like the parameter.
+    """
+    p, eps, y, memory = cache["p"], cache["eps"], cache["y"], cache["memory"]
+    d_z3, g_gamma3, g_beta3 = layer_norm_backward(d_out, cache["z3"], p["gamma3"], eps)  # (..., T, d_model)
+    d_h2_ffn, grads = ffn_backward(d_z3, cache["h2"], p["W1"], p["b1"], p["W2"])  # (..., T, d_model)
+    d_z2, g_gamma2, g_beta2 = layer_norm_backward(d_z3 + d_h2_ffn, cache["z2"], p["gamma2"], eps)
+    dQ, dK, dV, g_cross = multihead_backward(d_z2, cache["cross_mha"], cache["h1"], memory, memory,
+                                             cache["cross_weights"])  # (..., T, d), (..., S, d) twice
+    d_z1, g_gamma1, g_beta1 = layer_norm_backward(d_z2 + dQ, cache["z1"], p["gamma1"], eps)  # (..., T, d)
+    dQs, dKs, dVs, g_self = multihead_backward(d_z1, cache["self_mha"], y, y, y, cache["self_weights"])
+    grads.update({f"self.{k}": g_self[k] for k in ATTENTION_KEYS})
+    grads.update({f"cross.{k}": g_cross[k] for k in ATTENTION_KEYS})
+    grads.update(gamma1=g_gamma1, beta1=g_beta1, gamma2=g_gamma2, beta2=g_beta2)
+    grads.update(gamma3=g_gamma3, beta3=g_beta3)
+    return d_z1 + dQs + dKs + dVs, dK + dV, grads  # residual + the three uses of y; memory is K and V

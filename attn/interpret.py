@@ -1,0 +1,200 @@
+r"""Measurements on a trained :class:`~attn.transformer.TransformerEncoder`: what its heads do and need.
+
+* :func:`pattern_scores` — how much each head looks at the mirror position and at equal tokens;
+* :func:`attention_entropy` — mean entropy of each head's attention rows (nats);
+* :func:`head_outputs` and :func:`ablated` — every head's output, and a copy of the model in which
+  some heads' outputs are replaced (by zeros, or by its mean over the data): an ablation;
+* :func:`probe_accuracy` — a linear probe (least-squares classifier) of a label from a state;
+* :func:`pair_contrast` — mean cosine similarity of pairs of states with equal labels minus pairs with
+  different labels, over the pairs a boolean selection keeps.
+
+Shapes: ``L`` layers, ``B`` sequences, ``h`` heads, ``n`` positions, ``d_k`` head width, ``d`` state
+width, ``N`` samples.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from ._checks import as_float, check_ndim, check_probe_inputs, check_shape
+from .multihead import MultiHeadAttention
+
+
+def pattern_scores(weights, tokens):
+    """How much each head looks at the mirror position and at equal tokens.
+
+    Parameters
+    ----------
+    weights : ndarray, shape (num_layers, B, h, n, n)
+        Attention maps (:meth:`attn.transformer.TransformerEncoder.attention_maps`).
+    tokens : ndarray of int, shape (B, n)
+
+    Returns
+    -------
+    dict of ndarray, shape (num_layers, h)
+        ``anti_diagonal``: mean weight that query ``i`` puts on key ``n - 1 - i`` (``1 / n`` for
+        uniform weights). ``equal_token``: mean total weight on the keys holding the query's own token,
+        itself included (``equal_token_uniform``, a float, for uniform weights). ``equal_token_rank``:
+        the probability that, for the same query, another key with the query's token gets more weight
+        than a key with a different token (ties count 1/2; 0.5 for any head blind to the tokens, 1 for
+        a head that always ranks equal tokens first), averaged over the queries that have both kinds.
+    """
+    n = tokens.shape[1]
+    i = np.arange(n)
+    anti = weights[..., i, n - 1 - i].mean(axis=(1, 3))  # (layers, h)
+    same = tokens[:, :, None] == tokens[:, None, :]  # (B, n, n)
+    equal = np.sum(weights * same[None, :, None], axis=-1).mean(axis=(1, 3))  # (layers, h)
+    w_pos, w_neg = weights[..., :, :, None], weights[..., :, None, :]  # keys j (equal) vs k (different)
+    wins = (w_pos > w_neg) + 0.5 * (w_pos == w_neg)  # (layers, B, h, n, n, n)
+    pairs = (same & ~np.eye(n, dtype=bool))[:, :, :, None] & ~same[:, :, None, :]  # (B, n, j, k)
+    per_query = np.sum(wins * pairs[None, :, None], axis=(-1, -2))  # (layers, B, h, n)
+    count = pairs.sum(axis=(-1, -2))  # (B, n)
+    rank = np.moveaxis(per_query / np.maximum(count[:, None], 1), 2, 1)  # (layers, h, B, n)
+    rank = rank[..., count > 0]  # (layers, h, queries with both kinds)
+    return {"anti_diagonal": anti, "equal_token": equal, "equal_token_uniform": float(same.mean()),
+            "equal_token_rank": rank.mean(axis=-1)}
+
+
+def attention_entropy(weights) -> np.ndarray:
+    r"""Mean entropy :math:`-\sum_j w_{ij} \ln w_{ij}` of the attention rows of every layer and head.
+
+    Parameters
+    ----------
+    weights : array_like, shape (L, B, h, n, n)
+        Attention maps; every row sums to 1.
+
+    Returns
+    -------
+    ndarray, shape (L, h)
+        In nats, averaged over sequences and queries: 0 for rows that put all their weight on one key,
+        :math:`\ln n` for uniform rows.
+    """
+    weights = as_float(weights, "weights")
+    check_ndim(weights, "weights", "(L, B, h, n, n) with 5 dimensions", 5, 5)
+    logs = np.log(np.where(weights > 0, weights, 1))  # (L, B, h, n, n); 0 log 0 = 0
+    return -np.sum(weights * logs, axis=-1).mean(axis=(1, 3))  # (L, h)
+
+
+def head_outputs(model, tokens) -> np.ndarray:
+    r"""Every head's output :math:`\operatorname{head}_i = A_i V_i` in every layer, before :math:`W^O`.
+
+    Parameters
+    ----------
+    model : TransformerEncoder
+    tokens : ndarray of int, shape (B, n)
+
+    Returns
+    -------
+    ndarray, shape (L, B, h, n, d_k)
+    """
+    blocks = model.forward(tokens)[1]["blocks"]
+    return np.stack([c["mha"].head_outputs(c["x"], c["x"], c["x"])[0] for c in blocks])  # (L, B, h, n, d_k)
+
+
+class _HeadReplaced(MultiHeadAttention):
+    """Multi-head attention whose heads ``heads`` output ``replacement`` (k, n_q, d_k) whatever the input."""
+
+    def head_outputs(self, Q, K, V, mask=None):
+        out, weights = super().head_outputs(Q, K, V, mask)  # (..., h, n_q, d_k)
+        out = out.copy()
+        full = out.shape[:-3] + self.replacement.shape  # (..., k, n_q, d_k)
+        out[..., self.heads, :, :] = np.broadcast_to(self.replacement, full)
+        return out, weights
+
+
+def ablated(model, layer: int, heads, replacement):
+    """A copy of ``model`` (for evaluation only) in which some heads of one layer output something else.
+
+    Parameters
+    ----------
+    model : TransformerEncoder
+    layer : int
+    heads : int or sequence of int
+        The ``k`` heads of ``layer`` to replace (distinct, in ``[0, h)``).
+    replacement : array_like, shape (n, d_k) for one head or (k, n, d_k)
+        What each head outputs at each position for every sequence: zeros (a zero ablation) or the
+        head's mean output over the data (a mean ablation, ``head_outputs(model, tokens)[layer, :,
+        head].mean(axis=0)``), which keeps what depends only on the position and removes what
+        depends on the tokens.
+
+    Returns
+    -------
+    TransformerEncoder
+        Shares every array with ``model``; only the block ``layer`` uses another attention layer.
+    """
+    mha, rest = model.blocks[layer]
+    heads = [int(i) for i in np.atleast_1d(heads)]
+    if not heads or len(set(heads)) != len(heads) or not all(0 <= i < mha.num_heads for i in heads):
+        raise ValueError(f"heads must be distinct heads in [0, h) with h = {mha.num_heads}, got {heads}")
+    replacement = as_float(replacement, "replacement")
+    if replacement.ndim == 2:
+        replacement = replacement[None]  # one head: (1, n, d_k)
+    check_ndim(replacement, "replacement", "(n, d_k) or (k, n, d_k)", 3, 3)
+    check_shape(replacement, "replacement", (len(heads), replacement.shape[1], mha.d_k), "(k, n, d_k)",
+                "k from heads, d_k of the layer")
+    layer_copy = _HeadReplaced.from_weights(mha.W_q, mha.W_k, mha.W_v, mha.W_o, scale=mha.scale)
+    layer_copy.heads, layer_copy.replacement = heads, replacement.astype(mha.W_q.dtype)
+    out = copy.copy(model)
+    out.blocks = list(model.blocks)
+    out.blocks[layer] = (layer_copy, rest)
+    return out
+
+
+def probe_accuracy(train_x, train_y, test_x, test_y, n_classes: int, ridge: float = 1e-3) -> float:
+    r"""Accuracy of a linear probe: ridge least squares from the features to one-hot labels.
+
+    .. math:: W = \arg\min_W \lVert [X, 1] W - Y \rVert^2 + \lambda \lVert W \rVert^2, \qquad
+              \hat y = \arg\max_c\, ([x, 1] W)_c
+
+    Parameters
+    ----------
+    train_x : array_like, shape (N, d)
+    train_y : array_like of int, shape (N,)
+        Labels in ``[0, n_classes)``.
+    test_x : array_like, shape (M, d)
+    test_y : array_like of int, shape (M,)
+    n_classes : int
+    ridge : float
+        :math:`\lambda`, relative to the mean squared feature (so it does not depend on their scale).
+
+    Returns
+    -------
+    float
+        Fraction of ``test_y`` predicted right.
+    """
+    train_x, train_y, test_x, test_y = check_probe_inputs(train_x, train_y, test_x, test_y, n_classes)
+    X = np.hstack([train_x, np.ones((len(train_x), 1))]).astype(np.float64)  # (N, d + 1)
+    Y = (train_y[:, None] == np.arange(n_classes)).astype(np.float64)  # (N, C)
+    lam = ridge * np.mean(X * X) * len(X)  # scalar
+    W = np.linalg.solve(X.T @ X + lam * np.eye(X.shape[1]), X.T @ Y)  # (d + 1, C)
+    scores = np.hstack([test_x, np.ones((len(test_x), 1))]) @ W  # (M, C)
+    return float((scores.argmax(axis=1) == test_y).mean())
+
+
+def pair_contrast(states, labels, keep) -> float:
+    """Mean cosine similarity of state pairs with equal labels minus pairs with different labels.
+
+    Parameters
+    ----------
+    states : array_like, shape (B, n, d)
+        One state per position.
+    labels : array_like of int, shape (B, n)
+    keep : array_like of bool, shape (B, n, n)
+        The pairs ``(i, j)`` of each sequence that count (``i == j`` is always left out).
+
+    Returns
+    -------
+    float
+        ``mean cos(equal labels) - mean cos(different labels)`` over the kept pairs.
+    """
+    states = as_float(states, "states")
+    check_ndim(states, "states", "(B, n, d) with 3 dimensions", 3, 3)
+    labels, keep = np.asarray(labels), np.asarray(keep)
+    check_shape(labels, "labels", states.shape[:2], "(B, n)", "from states")
+    check_shape(keep, "keep", states.shape[:2] + states.shape[1:2], "(B, n, n)", "from states")
+    unit = states / np.linalg.norm(states, axis=-1, keepdims=True)  # (B, n, d)
+    cos = unit @ np.swapaxes(unit, -1, -2)  # (B, n, n)
+    equal = labels[:, :, None] == labels[:, None, :]  # (B, n, n)
+    pairs = keep.astype(bool) & ~np.eye(states.shape[1], dtype=bool)  # (B, n, n)
+    return float(cos[pairs & equal].mean() - cos[pairs & ~equal].mean())

@@ -1,0 +1,62 @@
+"""In-browser timings of every notebook page: the site's JupyterLite in headless Chromium (Debian's).
+
+Each page is opened cold (a fresh browser context: empty cache) from its "Executar no navegador"
+button, the way tests/test_lite.py drives it, and every cell is run. Prints, per page, the seconds
+from opening the notebook to the kernel being ready, to the first output and to the last cell done
+(the short variant for the training pages, HEAVY in tools/build_lite.py). Needs `make book`.
+
+    python bench/lite.py [PAGE ...]     # default: every notebook page of the TOC
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tools")]  # the test driver and the build helpers
+from export_executed import toc_pages  # noqa: E402
+from test_lite import CachingPagesHandler, _button, _run_all  # noqa: E402
+from test_site import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX  # noqa: E402
+
+
+def main(argv: list[str]) -> int:
+    if not (HTML_DIR / "lite" / "notebooks" / "index.html").is_file():
+        print(f"no in-browser build in {HTML_DIR / 'lite'}: run `make book`", file=sys.stderr)
+        return 1
+    from playwright.sync_api import sync_playwright
+
+    pages = [a for a in argv if not a.startswith("-")] or [
+        p.relative_to(ROOT).with_suffix("").as_posix() for p in toc_pages()]
+    server = ThreadingHTTPServer(("127.0.0.1", 0), CachingPagesHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
+    print("In-browser run of each page, cold (seconds from opening the notebook; headless Chromium, "
+          "this machine)")
+    print(f"{'page':<48} {'kernel ready':>12} {'first output':>12} {'last cell':>10}  errors")
+    failed = 0
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                for rel in pages:
+                    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
+                    page = context.new_page()
+                    _, url = _button(page, f"{base}{rel}.html")
+                    run = _run_all(page, url)
+                    context.close()
+                    failed += bool(run["errors"])
+                    first = f"{run['first']:.1f}" if run["first"] is not None else "-"
+                    print(f"{rel:<48} {run['kernel']:>12.1f} {first:>12} {run['last']:>10.1f}  "
+                          f"{len(run['errors'])}", flush=True)
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return int(failed > 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,393 @@
+"""What a reader meets in a real browser (issue 24), in headless Chromium over the built site.
+
+Each test measures one defect a reader found, at the width where it shows:
+
+* the hidden-code toggles show exactly one label ("Mostrar o código"), which swaps when opened;
+* at a phone's 390 px, no header control sticks out of the header bar (over the article or above
+  the top of the viewport), before and while scrolling;
+* every control the keyboard reaches shows that it has the focus (some computed style differs
+  from the unfocused control) and has an accessible name in Portuguese (code-copy buttons too);
+* every figure shown smaller than its pixels opens at full size (a link to the image file);
+* the layout does not shift while the page loads (cumulative layout shift from Chromium's
+  ``layout-shift`` entries, with the web fonts served late, as on a slow connection);
+* a returning student gets the current notebook in JupyterLite, not a stale autosaved copy
+  (their own copy is kept next to it).
+
+The site is the one ``SITE_HTML_DIR`` names (default ``_build/html``), served as in test_site.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import ThreadingHTTPServer
+
+import pytest
+from test_site import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX, PagesHandler
+
+pytestmark = pytest.mark.site
+
+EX1 = "book/atividade4/ex1_atencao_produto_escalar.html"
+COPY_TASK = "book/aula510/ex3_copia_gru.html"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+CONTENT_PAGES = sorted(p.relative_to(HTML_DIR).as_posix() for p in (HTML_DIR / "book").rglob("*.html"))
+# The pages Lighthouse was run on in the issue (bench/lighthouse.py): CLS is measured there.
+CLS_PAGES = ["book/intro.html", EX1, "book/atividade4/ex2_multi_cabeca.html", "book/atividade4/prova_oral.html",
+             "book/alem/transformer_treinado.html", "book/aula702/licao.html"]
+CLS_LIMIT = 0.05
+# English words of the theme's and sphinx-copybutton's own control names and tooltips.
+ENGLISH = re.compile(r"\b(copy|copied|clipboard|toggle|download|launch|source|search|skip|back to top|"
+                     r"open|close|menu|mode|this page|contents|previous|next)\b", re.I)
+
+
+class ReaderHandler(PagesHandler):
+    """The test site as in test_site.py; web fonts and scripts served late while ``late`` is set (as on
+    a slow connection, where they come after the first paint), and a path in ``updated`` serving other
+    bytes (the site after an update)."""
+
+    late = False
+    updated: dict[str, bytes] = {}
+
+    def do_GET(self):  # noqa: N802 (http.server API)
+        path = self.path.split("?")[0]
+        if self.late and path.endswith((".woff", ".woff2", ".ttf", ".js")):
+            time.sleep(LATE_S)
+        body = self.updated.get(path)
+        if body is None:
+            return super().do_GET()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def site():
+    if not (HTML_DIR / EX1).is_file():
+        pytest.fail(f"no built site in {HTML_DIR}: run `make book` (or set SITE_HTML_DIR)")
+    from playwright.sync_api import sync_playwright
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), ReaderHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                yield {"base": base, "browser": browser}
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _open(site, rel: str, viewport=DESKTOP, **kwargs):
+    context = site["browser"].new_context(viewport=viewport, locale="pt-BR", is_mobile=viewport is PHONE,
+                                          has_touch=viewport is PHONE, **kwargs)
+    page = context.new_page()
+    page.goto(site["base"] + rel, wait_until="load")
+    page.evaluate("document.fonts.ready")
+    return context, page
+
+
+# --------------------------------------------------------------------------- 1. toggles
+
+TOGGLES_JS = """() => [...document.querySelectorAll('details.hide > summary')].map((s) =>
+  [...s.children].filter((c) => c.getClientRects().length && getComputedStyle(c).visibility !== 'hidden')
+                 .map((c) => c.textContent.trim()))"""
+
+
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+def test_each_code_toggle_shows_one_label_that_swaps_on_open(site, viewport):
+    context, page = _open(site, EX1, PHONE if viewport == "phone" else DESKTOP)
+    try:
+        closed = page.evaluate(TOGGLES_JS)
+        assert closed, "no hidden-code toggle on the page"
+        assert all(labels == ["Mostrar o código"] for labels in closed), closed
+        page.locator("details.hide > summary").first.click()
+        opened = page.evaluate(TOGGLES_JS)
+        assert opened[0] == ["Ocultar o código"], opened[0]
+        assert all(labels == ["Mostrar o código"] for labels in opened[1:]), opened
+    finally:
+        context.close()
+
+
+# --------------------------------------------------------------------------- 2. phone header
+
+HEADER_JS = """() => {
+  const bar = document.querySelector('.bd-header-article');
+  if (!bar) return null;
+  const b = bar.getBoundingClientRect();
+  const first = document.querySelector('article.bd-article > section > h1, article.bd-article h1');
+  const controls = [...bar.querySelectorAll('a, button')].filter((n) => n.getClientRects().length
+      && getComputedStyle(n).visibility !== 'hidden' && !n.closest('.dropdown-menu'))
+    .map((n) => { const r = n.getBoundingClientRect();
+      return {name: (n.getAttribute('aria-label') || n.textContent || '').trim().slice(0, 40),
+              top: r.top, bottom: r.bottom, left: r.left, right: r.right}; });
+  return {bar: {top: b.top, bottom: b.bottom, background: getComputedStyle(bar).backgroundColor},
+          title: first ? first.getBoundingClientRect().top : null, controls,
+          viewport: document.documentElement.clientWidth};
+}"""
+
+
+def _header_problems(facts, scrolled: bool) -> list[str]:
+    problems = []
+    bar = facts["bar"]
+    for c in facts["controls"]:
+        if c["top"] < max(bar["top"], 0) - 0.5:
+            problems.append(f"{c['name']!r} starts {bar['top'] - c['top']:.0f} px above the header bar / viewport top")
+        if c["bottom"] > bar["bottom"] + 0.5:
+            problems.append(f"{c['name']!r} hangs {c['bottom'] - bar['bottom']:.0f} px below the header bar")
+        if c["right"] > facts["viewport"] + 0.5 or c["left"] < -0.5:
+            problems.append(f"{c['name']!r} is cut off at the side")
+    if not scrolled and facts["title"] is not None and facts["title"] < bar["bottom"] - 0.5:
+        problems.append("the header bar covers the page title")
+    return problems
+
+
+def test_phone_header_controls_stay_inside_the_header_bar(site):
+    bad = {}
+    for rel in CONTENT_PAGES:
+        context, page = _open(site, rel, PHONE)
+        try:
+            facts = page.evaluate(HEADER_JS)
+            if facts is None:
+                continue
+            problems = _header_problems(facts, scrolled=False)
+            page.evaluate("window.scrollTo(0, 900)")
+            page.wait_for_timeout(50)
+            problems += [p + " (scrolled)" for p in _header_problems(page.evaluate(HEADER_JS), scrolled=True)]
+            if problems:
+                bad[rel] = problems
+        finally:
+            context.close()
+    assert not bad, json.dumps(bad, indent=1, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- 3. focus and names
+
+# What a reader sees of a control's focus: an outline only when drawn (a style and a width), a shadow,
+# the background, the border, the underline, the colour.
+STYLE_JS = """(n) => { const s = getComputedStyle(n);
+  const outline = s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0
+      ? [s.outlineStyle, s.outlineWidth, s.outlineColor].join(' ') : 'none';
+  return [outline, s.boxShadow, s.backgroundColor, s.borderColor, s.textDecorationLine, s.color].join('|'); }"""
+FOCUSABLE = "a[href], button, summary, input, select, textarea, [tabindex]:not([tabindex='-1'])"
+
+
+def _accessible_name(cdp, backend_id: int) -> str:
+    tree = cdp.send("Accessibility.getPartialAXTree", {"backendNodeId": backend_id, "fetchRelatives": False})
+    for node in tree["nodes"]:
+        if node.get("backendDOMNodeId") == backend_id:
+            return (node.get("name") or {}).get("value", "")
+    return ""
+
+
+@pytest.mark.parametrize("rel", [EX1, COPY_TASK])
+def test_every_control_shows_focus_and_has_a_portuguese_name(site, rel):
+    context, page = _open(site, rel, DESKTOP)
+    try:
+        page.wait_for_timeout(300)  # sphinx-copybutton adds its buttons after load
+        page.mouse.move(0, 0)
+        count = page.evaluate(f"document.querySelectorAll({json.dumps(FOCUSABLE)}).length")
+        page.evaluate("""(sel) => document.querySelectorAll(sel).forEach((n, i) => {
+            n.dataset.readerTest = i; })""", FOCUSABLE)
+        unfocused = page.evaluate(f"""() => [...document.querySelectorAll({json.dumps(FOCUSABLE)})]
+            .map({STYLE_JS})""")
+        cdp = context.new_cdp_session(page)
+        cdp.send("Accessibility.enable")
+        no_indicator, unnamed, english, seen = [], [], [], set()
+        copy_tooltips = page.evaluate("[...document.querySelectorAll('button.copybtn')].map((b) =>"
+                                      " b.getAttribute('data-tooltip') || b.title || '')")
+        for _ in range(count + 5):  # the keyboard's own order, as a reader tabs through the page
+            page.keyboard.press("Tab")
+            info = page.evaluate(f"""() => {{ const n = document.activeElement;
+                if (!n || n === document.body || n.dataset.readerTest === undefined) return null;
+                return {{i: +n.dataset.readerTest, style: ({STYLE_JS})(n), control: n.matches('a, button, summary'),
+                        what: n.outerHTML.slice(0, 120), visible: n.getClientRects().length > 0}}; }}""")
+            if info is None or info["i"] in seen:
+                if info is not None:
+                    break  # back at the start: every reachable control was visited
+                continue
+            seen.add(info["i"])
+            if info["visible"] and info["style"] == unfocused[info["i"]]:
+                no_indicator.append(info["what"])
+            handle = cdp.send("Runtime.evaluate", {"expression": "document.activeElement"})["result"]
+            node = cdp.send("DOM.describeNode", {"objectId": handle["objectId"]})
+            name = _accessible_name(cdp, node["node"]["backendNodeId"]).strip()
+            if not name:
+                unnamed.append(info["what"])
+            elif info["control"] and ENGLISH.search(name):  # a scrolling box is named by its content
+                english.append(f"{name!r}: {info['what']}")
+        assert len(seen) > 20, f"only {len(seen)} controls reached by Tab"
+        assert not no_indicator, f"{len(no_indicator)} controls without a focus indicator: {no_indicator[:8]}"
+        assert not unnamed, f"{len(unnamed)} controls without an accessible name: {unnamed[:8]}"
+        assert not english, f"English names: {english[:8]}"
+        assert copy_tooltips and not [t for t in copy_tooltips if ENGLISH.search(t)], copy_tooltips[:3]
+    finally:
+        context.close()
+
+
+# --------------------------------------------------------------------------- 4. figures at full size
+
+FIGURES_JS = """() => [...document.querySelectorAll('article img')].filter((i) => i.closest('figure, .cell_output'))
+  .map((i) => { const a = i.closest('a[href]');
+    return {src: i.currentSrc || i.src, natural: i.naturalWidth, shown: i.getBoundingClientRect().width,
+            link: a ? a.href : null}; })"""
+
+
+def test_figures_shown_smaller_than_their_pixels_open_at_full_size(site):
+    bad, checked = {}, 0
+    for rel in CONTENT_PAGES:
+        context, page = _open(site, rel, PHONE)
+        try:
+            page.evaluate("""async () => { for (const i of document.images) { i.loading = 'eager'; }
+                await Promise.all([...document.images].map((i) => i.decode().catch(() => null))); }""")
+            for fig in page.evaluate(FIGURES_JS):
+                if fig["natural"] <= 1.2 * fig["shown"]:
+                    continue
+                checked += 1
+                if fig["link"] != fig["src"]:
+                    bad.setdefault(rel, []).append(f"{fig['src'].rsplit('/', 1)[-1]} ({fig['natural']} px shown at "
+                                                   f"{fig['shown']:.0f} px): link {fig['link']}")
+        finally:
+            context.close()
+    assert checked, "no figure is shown reduced at 390 px: the check measured nothing"
+    assert not bad, json.dumps(bad, indent=1)
+
+
+# --------------------------------------------------------------------------- 5. layout shift
+
+CLS_JS = """() => new Promise((resolve) => {
+  let total = 0; const shifts = [];
+  new PerformanceObserver((list) => { for (const e of list.getEntries()) {
+      if (!e.hadRecentInput) { total += e.value;
+        shifts.push({value: +e.value.toFixed(4), t: Math.round(e.startTime),
+                     nodes: e.sources.map((s) => s.node ? (s.node.className || s.node.nodeName) + '' : '?').slice(0, 3)}); } } })
+    .observe({type: 'layout-shift', buffered: true});
+  document.fonts.ready.then(() => setTimeout(() => resolve({total, shifts}), 500));
+})"""
+LATE_S = 1.5  # how late web fonts and scripts arrive after the page's first paint
+
+
+def test_pages_do_not_shift_while_loading(site):
+    bad, measured = {}, {}
+    ReaderHandler.late = True
+    try:
+        for rel in CLS_PAGES:
+            for viewport in (PHONE, DESKTOP):
+                context = site["browser"].new_context(viewport=viewport, locale="pt-BR",
+                                                      is_mobile=viewport is PHONE, has_touch=viewport is PHONE)
+                page = context.new_page()
+                page.goto(site["base"] + rel, wait_until="commit")
+                result = page.evaluate(CLS_JS)
+                context.close()
+                key = f"{rel} ({viewport['width']} px)"
+                measured[key] = round(result["total"], 4)
+                if result["total"] > CLS_LIMIT:
+                    bad[key] = result
+    finally:
+        ReaderHandler.late = False
+    print("\ncumulative layout shift:", json.dumps(measured))
+    assert not bad, json.dumps(bad, indent=1)
+
+
+# --------------------------------------------------------------------------- small items
+
+
+def test_one_viewport_meta_per_page():
+    bad = {}
+    for path in sorted(HTML_DIR.rglob("*.html")):
+        rel = path.relative_to(HTML_DIR).as_posix()
+        if rel.startswith(("_static", "lite/")):
+            continue
+        count = len(re.findall(r'<meta name="viewport"', path.read_text(encoding="utf-8")))
+        if count != 1:
+            bad[rel] = count
+    assert not bad, bad
+
+
+def test_phone_footer_links_fit_the_screen(site):
+    bad = {}
+    for rel in CONTENT_PAGES:
+        context, page = _open(site, rel, PHONE)
+        try:
+            cut = page.evaluate("""() => [...document.querySelectorAll('.prev-next-area a, footer a')]
+                .filter((a) => a.getClientRects().length)
+                .map((a) => [a.textContent.trim().replace(/\\s+/g, ' ').slice(0, 50), a.getBoundingClientRect().right,
+                             a.scrollWidth - a.clientWidth])
+                .filter(([, right, hidden]) => right > document.documentElement.clientWidth + 0.5 || hidden > 1)""")
+            if cut:
+                bad[rel] = cut
+        finally:
+            context.close()
+    assert not bad, bad
+
+
+def test_wide_display_formulas_show_that_they_scroll(site):
+    """A display formula wider than the column gets a visible cue (a shadow at the hidden edge)."""
+    context, page = _open(site, "book/aula702/licao.html", PHONE)
+    try:
+        cues = page.evaluate("""() => [...document.querySelectorAll('div.math > mjx-container')]
+            .filter((m) => m.scrollWidth > m.clientWidth + 1)
+            .map((m) => { const s = getComputedStyle(m); return s.backgroundImage + ' ' + s.boxShadow; })""")
+        assert cues, "no wide formula at 390 px on this page: the check measured nothing"
+        assert all("gradient" in c or "rgb" in c.split(" none")[0] for c in cues), cues
+    finally:
+        context.close()
+
+
+# --------------------------------------------------------------------------- 6. a returning student
+
+LITE_NOTEBOOK = "book/atividade4/ex1_atencao_produto_escalar.ipynb"
+MY_EDIT = "MINHA EDIÇÃO DESTE NOTEBOOK"
+SITE_UPDATE = "TEXTO DA VERSÃO NOVA DO SITE"
+OPEN_JS = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  return !!(w && w.context && w.context.isReady && w.content && w.content.model); }"""
+MARKDOWN_JS = """() => { const m = window.jupyterapp.shell.currentWidget.content.model; const out = [];
+  for (let i = 0; i < m.cells.length; i++) { const c = m.cells.get(i);
+    if (c.type === 'markdown') out.push(c.sharedModel.getSource()); }
+  return out.join('\\n'); }"""
+EDIT_AND_SAVE_JS = """async (text) => { const w = window.jupyterapp.shell.currentWidget; const m = w.content.model;
+  for (let i = 0; i < m.cells.length; i++) { const c = m.cells.get(i);
+    if (c.type === 'markdown') { c.sharedModel.setSource(text); break; } }
+  await w.context.save(); }"""
+
+
+def test_a_returning_student_gets_the_updated_notebook_and_keeps_their_copy(site):
+    lite_file = HTML_DIR / "lite" / "files" / LITE_NOTEBOOK
+    if not lite_file.is_file():
+        pytest.fail(f"no in-browser build in {HTML_DIR / 'lite'}: run `make book`")
+    url = site["base"] + f"lite/notebooks/index.html?path={LITE_NOTEBOOK}"
+    context = site["browser"].new_context(viewport=DESKTOP, locale="pt-BR")
+    try:
+        page = context.new_page()
+        page.goto(url, wait_until="load")
+        page.wait_for_function(OPEN_JS, timeout=120_000)
+        page.evaluate(EDIT_AND_SAVE_JS, MY_EDIT)  # the student's change, saved in the browser by the app
+        page.close()
+
+        notebook = json.loads(lite_file.read_text(encoding="utf-8"))  # the site is updated
+        cell = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
+        cell["source"] = SITE_UPDATE
+        notebook["metadata"].setdefault("course_site", {})["version"] = "a-later-version"
+        ReaderHandler.updated[PREFIX + "lite/files/" + LITE_NOTEBOOK] = json.dumps(notebook).encode()
+
+        page = context.new_page()  # the student comes back (the same browser storage)
+        page.goto(url, wait_until="load")
+        page.wait_for_function(OPEN_JS, timeout=120_000)
+        shown = page.evaluate(MARKDOWN_JS)
+        kept_path = LITE_NOTEBOOK.replace(".ipynb", " (sua cópia anterior).ipynb")
+        kept = page.evaluate("""async (p) => { try {
+            const m = await window.jupyterapp.serviceManager.contents.get(p, {content: true});
+            return JSON.stringify(m.content); } catch (e) { return null; } }""", kept_path)
+    finally:
+        ReaderHandler.updated.clear()
+        context.close()
+    assert MY_EDIT not in shown and SITE_UPDATE in shown, "the app reopened the stale copy, not the updated notebook"
+    assert kept is not None and MY_EDIT in kept, f"the student's own copy is gone (no {kept_path})"

@@ -1,0 +1,104 @@
+"""The notebooks the site offers read like their pages (issue 24).
+
+Every notebook page's download (``_sources/**/*.ipynb``) and in-browser copy (``lite/files/``) has
+its prose in plain Jupyter Markdown, written from the page's resolved doctree
+(tools/sphinx_site/jupyter_markdown.py): no MyST directive, role or label is left; glued values are
+their text; ``literalinclude`` listings hold the included source; and no code cell of the page is
+lost or reordered. Reads the built site (``make book``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from myst_nb.core.read import read_myst_markdown_notebook
+from test_pages_static import glue_roles, page_glue_values, rendered_glue
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "_build"
+HTML_DIR = Path(os.environ.get("SITE_HTML_DIR", BUILD / "html"))  # as in test_site.py
+sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package
+from export_executed import toc_pages  # noqa: E402
+from sphinx_site.downloads import SETUP_TAG  # noqa: E402
+from sphinx_site.jupyter_markdown import myst_leftovers  # noqa: E402
+
+PAGES = [p.relative_to(ROOT).with_suffix("").as_posix() for p in toc_pages()]
+EX1 = "book/atividade4/ex1_atencao_produto_escalar"
+
+
+def _offered(page: str) -> dict[str, Path]:
+    return {"download": HTML_DIR / "_sources" / f"{page}.ipynb", "lite": HTML_DIR / "lite" / "files" / f"{page}.ipynb"}
+
+
+def _markdown(path: Path) -> str:
+    assert path.is_file(), f"{path} is missing: run `make book`"
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    return "\n\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+
+
+def test_the_check_finds_myst_syntax_and_ignores_code():
+    """The leftover check fails on what the downloads held before (the page's own MyST) and passes
+    over code, where any text may stand."""
+    source = (ROOT / f"{EX1}.md").read_text(encoding="utf-8")
+    found = myst_leftovers(source)
+    assert any(f.startswith("{glue:text}`") for f in found)
+    assert any("{literalinclude}" in f for f in found) and any(f.startswith("(ex1-") for f in found)
+    assert any(f.startswith("{numref}`") for f in found) and any(f.startswith("{cite}`") for f in found)
+    assert myst_leftovers("```python\n:math:`x` {numref}`y`\n```\n\nTexto com `{doc}`z`` em código.") == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_myst_syntax_in_any_offered_notebook(page):
+    bad = {kind: myst_leftovers(_markdown(path))[:5] for kind, path in _offered(page).items()}
+    assert not {k: v for k, v in bad.items() if v}, bad
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_offered_notebooks_keep_every_code_cell_in_order(page):
+    source = read_myst_markdown_notebook((ROOT / f"{page}.md").read_text(encoding="utf-8"))
+    expected = [c["source"] for c in source.cells if c["cell_type"] == "code"]
+    download = json.loads(_offered(page)["download"].read_text(encoding="utf-8"))
+    code = [c for c in download["cells"] if c["cell_type"] == "code"]
+    assert SETUP_TAG in code[0]["metadata"]["tags"]
+    assert ["".join(c["source"]) for c in code[1:]] == expected
+
+
+def test_every_glued_value_of_ex1_is_in_its_notebooks_markdown():
+    values = page_glue_values(BUILD / "jupyter_execute" / f"{EX1}.ipynb")
+    roles = glue_roles((ROOT / f"{EX1}.md").read_text(encoding="utf-8"))
+    assert len(roles) > 20 and values
+    for kind, path in _offered(EX1).items():
+        markdown = " ".join(_markdown(path).split())
+        missing = []
+        for role, content in roles:
+            text, _ = rendered_glue(role, content, values)
+            if " ".join(text.split()) not in markdown:
+                missing.append(f"{{{role}}}`{content}` = {text!r}")
+        assert not missing, f"{kind}: {missing}"
+
+
+def test_ex1_listings_are_the_included_source_with_their_captions():
+    """Each ``literalinclude`` of Ex 1 is a fenced Python block holding the function, after its
+    numbered caption, as on the page."""
+    markdown = _markdown(_offered(EX1)["download"])
+    for name in ("softmax", "scaled_dot_product_attention", "masked_softmax"):
+        block = re.search(rf"\*\*Listagem \d+\*\* \*attn/core\.py — {name} \(sem a docstring\)\*\s+"
+                          rf"```python\ndef {name}\((.*?)```", markdown, re.S)
+        assert block, f"no listing of {name}"
+        assert "return" in block.group(1)
+
+
+def test_ex1_references_and_boxes_are_plain_markdown():
+    markdown = _markdown(_offered(EX1)["download"])
+    site = json.loads((HTML_DIR.parent / "site-identity.json").read_text(encoding="utf-8"))["site_url"]
+    assert f"]({site}book/api.html)" in markdown  # {doc} -> the published page
+    assert re.search(rf"\[Fig\. 1\]\({re.escape(site)}book/atividade4/ex1_atencao_produto_escalar\.html#", markdown)
+    assert re.search(r"\[\[Vaswani \*et al\.\*, 2017\]\(", markdown)  # {cite} -> the reference's text
+    assert "> **Enunciado**" in markdown  # admonition -> a quote block with its title
+    assert "<details>\n<summary>Derivação" in markdown  # dropdown -> <details>
+    assert "$$\n\\text{Atenção}(Q, K, V)" in markdown  # math stays TeX

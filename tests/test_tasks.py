@@ -1,0 +1,201 @@
+"""attn.tasks and attn.interpret: targets, exact baselines, training logs, ablations, probes, reproducibility.
+
+The baselines are checked against values worked out by hand and against a brute-force enumeration of
+every sequence; a zero ablation against the equivalent model with the head's rows of W_o set to zero;
+the parallel training (spawned processes) against the serial one, bit for bit.
+"""
+import itertools
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from attn import interpret
+from attn.tasks import (
+    TaskConfig,
+    baselines,
+    best_position_blind_accuracy,
+    class_prior,
+    eval_batch,
+    make_batch,
+    new_model,
+    run_many,
+    train,
+)
+
+TINY = TaskConfig(task="count", steps=12, eval_every=4, eval_mid_size=16, eval_size=32, length=6, d_model=8,
+                  d_ff=16, batch_size=8)
+
+
+def test_task_targets_hand_values():
+    class Fixed:
+        def integers(self, lo, hi, size):
+            return np.array([[3, 1, 3, 2]])
+
+    tokens, targets = make_batch(Fixed(), "reverse", 1, 4, 5)
+    np.testing.assert_array_equal(targets, [[2, 3, 1, 3]])
+    tokens, targets = make_batch(Fixed(), "count", 1, 4, 5)
+    np.testing.assert_array_equal(targets, [[1, 0, 1, 0]])  # 3 occurs twice -> class 1
+
+
+# ---------------------------------------------------------------- exact baselines
+
+
+def test_class_prior_and_baselines_hand_values():
+    # count, n = 4, 2 symbols: the other 3 positions repeat the symbol with p = 1/2 -> C(3, k) / 8
+    np.testing.assert_allclose(class_prior("count", 4, 2), [1 / 8, 3 / 8, 3 / 8, 1 / 8], rtol=1e-15)
+    b = baselines("count", 4, 2)
+    assert b["chance"] == 1 / 4 and b["majority"] == pytest.approx(3 / 8, rel=1e-15)
+    assert b["prior_loss"] == pytest.approx(-(2 / 8 * np.log(1 / 8) + 6 / 8 * np.log(3 / 8)), rel=1e-14)
+    r = baselines("reverse", 12, 10)
+    assert r["chance"] == r["majority"] == pytest.approx(0.1) and r["prior_loss"] == pytest.approx(np.log(10))
+
+
+def test_count_prior_matches_the_sampled_targets():
+    _, targets = make_batch(np.random.default_rng(0), "count", 20000, 12, 10)
+    freq = np.bincount(targets.ravel(), minlength=12) / targets.size
+    np.testing.assert_allclose(freq, class_prior("count", 12, 10), atol=0.005)
+
+
+def brute_force_position_blind(n, V):
+    """The best accuracy of any function of (sorted tokens, own token), by enumerating every sequence."""
+    groups = {}
+    for seq in itertools.product(range(V), repeat=n):
+        for i in range(n):
+            counter = groups.setdefault((tuple(sorted(seq)), seq[i]), {})
+            counter[seq[n - 1 - i]] = counter.get(seq[n - 1 - i], 0) + 1
+    return Fraction(sum(max(c.values()) for c in groups.values()), V ** n * n)
+
+
+@pytest.mark.parametrize("n, V", [(2, 3), (4, 2), (4, 3), (6, 2), (4, 5)])
+def test_best_position_blind_accuracy_is_the_brute_force_optimum(n, V):
+    assert best_position_blind_accuracy(n, V) == brute_force_position_blind(n, V)
+
+
+def test_best_position_blind_accuracy_page_value():
+    value = best_position_blind_accuracy(12, 10)
+    assert isinstance(value, Fraction) and float(value) == pytest.approx(0.26625, abs=5e-5)
+    with pytest.raises(ValueError, match=r"length must be even and >= 2 \(no middle position\), got 5"):
+        best_position_blind_accuracy(5, 10)
+
+
+# ---------------------------------------------------------------- interpret
+
+
+def test_attention_entropy_extremes():
+    n = 5
+    uniform = np.full((1, 2, 1, n, n), 1 / n)
+    one_hot = np.broadcast_to(np.eye(n), (1, 2, 1, n, n))
+    np.testing.assert_allclose(interpret.attention_entropy(uniform), [[np.log(n)]], rtol=1e-14)
+    np.testing.assert_array_equal(interpret.attention_entropy(one_hot), [[0.0]])
+    with pytest.raises(ValueError, match=r"weights has shape \(2, 1, 5, 5\) \(4 dimensions\); expected \(L, B, h, n, n\)"):
+        interpret.attention_entropy(uniform[0])
+
+
+def test_pattern_scores_hand_values():
+    n = 4
+    tokens = np.array([[1, 2, 1, 3]])
+    anti = np.eye(n)[::-1]  # query i attends only to n - 1 - i
+    same = (tokens[0][:, None] == tokens[0][None, :]).astype(float)
+    equal = same / same.sum(axis=1, keepdims=True)  # uniform over equal tokens (self included)
+    uniform = np.full((n, n), 1 / n)
+    weights = np.stack([anti, equal, uniform])[:, None, None]  # (3 layers, B=1, h=1, n, n)
+    s = interpret.pattern_scores(weights, tokens)
+    np.testing.assert_allclose(s["anti_diagonal"][:, 0], [1.0, 0.0, 1 / n])
+    np.testing.assert_allclose(s["equal_token"][:, 0], [0.0, 1.0, same.mean()])
+    # anti, query 0: equal key 2 (weight 0) vs different keys 1 (0, a tie: 1/2) and 3 (1, a loss: 0) -> 1/4;
+    # query 2 likewise; queries 1 and 3 have no other equal token and are left out
+    np.testing.assert_allclose(s["equal_token_rank"][:, 0], [0.25, 1.0, 0.5])
+
+
+def test_zero_ablation_equals_zero_rows_of_w_o():
+    cfg = replace(TINY, task="reverse")
+    model = new_model(cfg, dtype=np.float64)
+    tokens, _ = eval_batch(cfg, 5, seed=1)
+    d_k = model.d_k
+    for layer, heads in ((0, [1]), (1, [0]), (1, [0, 1])):
+        zeroed = interpret.ablated(model, layer, heads, np.zeros((len(heads), cfg.length, d_k)))
+        reference = new_model(cfg, dtype=np.float64)  # the same initial weights
+        for head in heads:
+            reference.blocks[layer][0].W_o[head * d_k:(head + 1) * d_k] = 0.0  # the head's rows of W_o
+        np.testing.assert_allclose(zeroed.forward(tokens)[0], reference.forward(tokens)[0], rtol=1e-5, atol=1e-6)
+        assert not np.allclose(zeroed.forward(tokens)[0], model.forward(tokens)[0])
+    np.testing.assert_array_equal(model.forward(tokens)[0], new_model(cfg, dtype=np.float64).forward(tokens)[0])
+
+
+def test_replacing_a_head_by_its_own_output_changes_nothing():
+    model = new_model(TINY, dtype=np.float64)
+    tokens, _ = eval_batch(TINY, 1, seed=2)
+    outputs = interpret.head_outputs(model, tokens)  # (L, 1, h, n, d_k)
+    assert outputs.shape == (2, 1, 2, TINY.length, model.d_k)
+    same = interpret.ablated(model, 1, 1, outputs[1, 0, 1])
+    np.testing.assert_allclose(same.forward(tokens)[0], model.forward(tokens)[0], rtol=1e-12, atol=1e-12)
+
+
+def test_error_ablated():
+    model = new_model(TINY)
+    with pytest.raises(ValueError, match=r"heads must be distinct heads in \[0, h\) with h = 2, got \[2\]"):
+        interpret.ablated(model, 0, 2, np.zeros((6, 4)))
+    with pytest.raises(ValueError, match=r"heads must be distinct heads in \[0, h\) with h = 2, got \[1, 1\]"):
+        interpret.ablated(model, 0, (1, 1), np.zeros((2, 6, 4)))
+    with pytest.raises(ValueError, match=r"replacement has shape \(1, 6, 3\); expected \(k, n, d_k\) = \(1, 6, 4\)"):
+        interpret.ablated(model, 0, 0, np.zeros((6, 3)))
+    with pytest.raises(ValueError, match=r"replacement has shape \(1, 6, 4\); expected \(k, n, d_k\) = \(2, 6, 4\)"):
+        interpret.ablated(model, 0, (0, 1), np.zeros((6, 4)))
+
+
+def test_probe_accuracy_separable_and_blind():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 3, 600)
+    x = np.eye(3)[y] * 5 + rng.normal(size=(600, 3)) * 0.1  # the label is linear in x
+    assert interpret.probe_accuracy(x[:300], y[:300], x[300:], y[300:], 3) == 1.0
+    noise = rng.normal(size=(600, 4))  # nothing to read: near chance (1/3)
+    assert abs(interpret.probe_accuracy(noise[:300], y[:300], noise[300:], y[300:], 3) - 1 / 3) < 0.1
+    with pytest.raises(ValueError, match=r"train_y holds labels outside \[0, C\) with C = 2"):
+        interpret.probe_accuracy(x[:300], y[:300], x[300:], y[300:], 2)
+    with pytest.raises(ValueError, match=r"test_x has shape \(300, 4\); expected \(M, d\) = \(300, 3\)"):
+        interpret.probe_accuracy(x[:300], y[:300], noise[300:], y[300:], 3)
+
+
+def test_pair_contrast_hand_values():
+    states = np.array([[[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]])  # positions 0 and 1 point the same way
+    labels = np.array([[0, 0, 1]])
+    everything = np.ones((1, 3, 3), dtype=bool)
+    assert interpret.pair_contrast(states, labels, everything) == pytest.approx(1.0)  # cos 1 vs cos 0
+    keep = everything.copy()
+    keep[0, 0, 1] = keep[0, 1, 0] = False  # without the only equal-label pair there is nothing to compare
+    with pytest.warns(RuntimeWarning):
+        assert np.isnan(interpret.pair_contrast(states, labels, keep))
+
+
+# ---------------------------------------------------------------- training logs and reproducibility
+
+
+def test_training_history_logs_entropy_and_query_key_gradients():
+    model, history = train(TINY)
+    assert [s for s, _ in history["mid_eval"]] == [0, 4, 8, 12] == [s for s, _ in history["entropy"]]
+    tokens, _ = eval_batch(TINY, TINY.eval_mid_size, seed=TINY.seed + 7)
+    np.testing.assert_allclose(history["entropy"][0][1],
+                               interpret.attention_entropy(new_model(TINY).attention_maps(tokens)), rtol=1e-6)
+    assert history["grad_norm"]["W_q"].shape == history["grad_norm"]["W_k"].shape == (TINY.steps, 2)
+    # step 0's gradient, recomputed on the first training batch with the initial weights
+    first = make_batch(np.random.default_rng([TINY.seed, 1]), TINY.task, TINY.batch_size, TINY.length,
+                       TINY.n_symbols)
+    _, grads = new_model(TINY).loss_and_grads(*first)
+    np.testing.assert_allclose(history["grad_norm"]["W_k"][0], [np.linalg.norm(grads[f"{la}.W_k"]) for la in (0, 1)],
+                               rtol=1e-6)
+
+
+def test_run_many_in_two_processes_is_the_serial_run_bit_for_bit():
+    cfgs = [TINY, replace(TINY, task="reverse", seed=1, scaled=False)]
+    parallel, _ = run_many(cfgs, parallel=True)  # two spawned interpreters, one BLAS thread each
+    serial, _ = run_many(cfgs, parallel=False)  # this process
+    again, _ = run_many(cfgs, parallel=True)
+    assert [r["config"] for r in parallel] == cfgs
+    for a, b, c in zip(parallel, serial, again, strict=True):
+        assert a["history"]["loss"] == b["history"]["loss"] == c["history"]["loss"]
+        assert a["accuracy"] == b["accuracy"] == c["accuracy"]
+        for k in a["params"]:
+            np.testing.assert_array_equal(a["params"][k], b["params"][k], err_msg=k)
+            np.testing.assert_array_equal(a["params"][k], c["params"][k], err_msg=k)
