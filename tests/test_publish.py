@@ -118,7 +118,8 @@ def test_404_page_links_and_styles_live_under_the_project_path(student_build):
 def test_repository_issue_and_binder_buttons_name_the_students_repository(student_build):
     page = (student_build / "book" / "atividade4" / "ex1_atencao_produto_escalar.html").read_text(encoding="utf-8")
     assert f'href="{REPO}"' in page
-    assert f'href="{REPO}/issues/new?title=Issue%20on%20page%20' in page
+    assert f'href="{REPO}/issues/new?title=Problema%20na%20p%C3%A1gina%20%2Fbook%2Fatividade4%2F' in page
+    assert "body=Descreva%20o%20problema%20aqui." in page and "Your%20issue" not in page
     binder = re.findall(r'href="(https://mybinder\.org/[^"]+)"', page)
     assert binder and all(link.startswith(f"https://mybinder.org/v2/gh/{SLUG}/main?") for link in binder), binder
 

@@ -21,6 +21,7 @@ from . import (
     descriptions,
     downloads,
     identity,
+    issue_button,
     jupyter_markdown,
     mathjax,
     not_found,
@@ -48,6 +49,7 @@ def setup(app: Sphinx) -> dict:
     mathjax.setup(app)  # MathJax's fonts served by the site, no MathJax in the browser
     descriptions.setup(app)  # a Portuguese <meta name="description"> per page
     run_button.setup(app)  # the "Executar no navegador" button on notebook pages
+    issue_button.setup(app)  # the issue button's Portuguese title and body
     citations.setup(app)  # the Portuguese author-year citation style
     outputs.setup(app)  # the lessons' deliverable files under outputs/
     jupyter_markdown.setup(app)  # each notebook page's runnable notebook, its prose as the page shows it
