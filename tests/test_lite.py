@@ -148,7 +148,9 @@ def _run_in_browser(base: str) -> dict:
             def on_request(req):
                 # Same origin, not only the project path: JupyterLite's service worker pings
                 # <origin>/api/service-worker-heartbeat (a harmless 404 on GitHub Pages too).
-                if not req.url.startswith((origin, "data:", "blob:", "about:")):
+                # attachment:<name> is a Markdown cell's own attachment (the notebooks' glued figures,
+                # jupyter_markdown.py): JupyterLab resolves it from the cell, no host is asked.
+                if not req.url.startswith((origin, "data:", "blob:", "about:", "attachment:")):
                     foreign.append(req.url)
                 elif (file := _served_file(req.url)) is not None:
                     served.append(file)
