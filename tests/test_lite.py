@@ -102,6 +102,12 @@ def _run_all(page, url: str) -> dict:
     pytest.fail(f"the notebook did not finish in {RUN_ALL_TIMEOUT_MS / 1000:.0f} s: {_cells(page)}")
 
 
+# attachment:<name> is a Markdown cell's own attachment (the notebooks' glued figures, written by
+# tools/sphinx_site/jupyter_markdown.py). JupyterLab renders the cell's HTML first, so the browser
+# tries the raw URL once (ERR_UNKNOWN_URL_SCHEME: no host is asked), then swaps in the attachment.
+ATTACHMENT = "attachment:"
+
+
 @pytest.fixture(scope="module")
 def lite_run():  # used by the browser tests only (marked "site")
     if not (HTML_DIR / "lite" / "notebooks" / "index.html").is_file():
@@ -148,9 +154,7 @@ def _run_in_browser(base: str) -> dict:
             def on_request(req):
                 # Same origin, not only the project path: JupyterLite's service worker pings
                 # <origin>/api/service-worker-heartbeat (a harmless 404 on GitHub Pages too).
-                # attachment:<name> is a Markdown cell's own attachment (the notebooks' glued figures,
-                # jupyter_markdown.py): JupyterLab resolves it from the cell, no host is asked.
-                if not req.url.startswith((origin, "data:", "blob:", "about:", "attachment:")):
+                if not req.url.startswith((origin, "data:", "blob:", "about:", ATTACHMENT)):
                     foreign.append(req.url)
                 elif (file := _served_file(req.url)) is not None:
                     served.append(file)
@@ -158,7 +162,8 @@ def _run_in_browser(base: str) -> dict:
             def watched_context():  # a fresh context: an empty browser cache
                 context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
                 context.on("request", on_request)
-                context.on("requestfailed", lambda r: failed.append(f"{r.url} ({r.failure})"))
+                context.on("requestfailed", lambda r: r.url.startswith(ATTACHMENT)
+                           or failed.append(f"{r.url} ({r.failure})"))
                 context.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
                 return context
 
