@@ -37,11 +37,16 @@ ROOT = Path(__file__).resolve().parent.parent
 LIGHTHOUSE = "lighthouse@12.2.3"
 NPM_CACHE = Path.home() / ".cache" / "atencao-lighthouse"
 CHROMIUM = "/usr/bin/chromium"
+# The six pages issue 24 measured (intro, Activity 4 Ex 1 and Ex 2, the oral exam, the Transformer
+# page, lesson 7.02) and the copy task; ``--pages`` takes others (paths under the site).
 PAGES = [
     "book/intro.html",
     "book/atividade4/ex1_atencao_produto_escalar.html",
-    "book/aula510/ex3_copia_gru.html",
+    "book/atividade4/ex2_multi_cabeca.html",
+    "book/atividade4/prova_oral.html",
+    "book/alem/transformer_treinado.html",
     "book/aula702/licao.html",
+    "book/aula510/ex3_copia_gru.html",
 ]
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
 
@@ -79,14 +84,33 @@ def _figures(rel: str, report: dict) -> dict:
         "transfer_kb": audits["total-byte-weight"]["numericValue"] / 1000,
         "lcp_s": audits["largest-contentful-paint"]["numericValue"] / 1000,
         "tbt_ms": audits["total-blocking-time"]["numericValue"],
+        "cls": audits["cumulative-layout-shift"]["numericValue"],
+        "shifts": _shifts(audits),
     }
+
+
+def _shifts(audits: dict) -> list[str]:
+    """What moved: Lighthouse's ``layout-shifts`` audit (12.x; ``layout-shift-elements`` before), each
+    shift's score and the node's selector and text as Lighthouse names them."""
+    audit = audits.get("layout-shifts") or audits.get("layout-shift-elements") or {}
+    out = []
+    for item in (audit.get("details") or {}).get("items", []):
+        node = item.get("node") or {}
+        out.append(f"{item.get('score', item.get('cumulativeLayoutShiftScore', 0)):.3f} "
+                   f"{node.get('selector', '?')} {node.get('nodeLabel', '')[:60]!r}")
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", type=Path, help="also write the raw figures to this JSON file")
     parser.add_argument("--runs", type=int, default=1, help="runs per page; the median run is shown")
+    parser.add_argument("--pages", nargs="+", default=PAGES, help="pages (paths under the site) to measure")
+    parser.add_argument("--reports", type=Path, help="keep each run's Lighthouse JSON report in this folder")
+    parser.add_argument("--shifts", action="store_true", help="also print what moved (layout-shifts audit)")
     args = parser.parse_args()
+    if args.reports:
+        args.reports.mkdir(parents=True, exist_ok=True)
     site = _site_server()
     if not (site.HTML_DIR / "index.html").is_file():
         sys.exit(f"no built site in {site.HTML_DIR}: run `make book`")
@@ -98,21 +122,29 @@ def main() -> int:
     rows = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for rel in PAGES:
-                out = Path(tmp) / "report.json"
-                runs = [_figures(rel, _run(base + rel, out, env)) for _ in range(args.runs)]
-                rows.append(sorted(runs, key=lambda r: r["performance"])[len(runs) // 2])
+            for rel in args.pages:
+                runs = []
+                for i in range(args.runs):
+                    out = (args.reports or Path(tmp)) / f"{Path(rel).stem}-{i}.json"
+                    runs.append(_figures(rel, _run(base + rel, out, env)))
+                row = sorted(runs, key=lambda r: r["performance"])[len(runs) // 2]
+                row["cls_runs"] = [r["cls"] for r in runs]
+                rows.append(row)
     finally:
         server.shutdown()
         server.server_close()
     header = (f"{'page':<50} {'perf':>4} {'a11y':>4} {'best':>4} {'seo':>4} "
-              f"{'KB gz':>7} {'LCP s':>6} {'TBT ms':>6}")
+              f"{'KB gz':>7} {'LCP s':>6} {'TBT ms':>6} {'CLS':>6}")
     print(f"Lighthouse {LIGHTHOUSE.split('@')[1]}, mobile preset (simulated throttling), Chromium {CHROMIUM}")
     print(header)
     print("-" * len(header))
     for r in rows:
         print(f"{r['page']:<50} {r['performance']:>4} {r['accessibility']:>4} {r['best-practices']:>4} "
-              f"{r['seo']:>4} {r['transfer_kb']:>7.0f} {r['lcp_s']:>6.1f} {r['tbt_ms']:>6.0f}")
+              f"{r['seo']:>4} {r['transfer_kb']:>7.0f} {r['lcp_s']:>6.1f} {r['tbt_ms']:>6.0f} {r['cls']:>6.3f}"
+              f"  (CLS of each run: {' '.join(f'{c:.3f}' for c in r['cls_runs'])})")
+        if args.shifts:
+            for line in r["shifts"]:
+                print(f"    {line}")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
     return 0

@@ -13,6 +13,7 @@ search page's result snippets are text taken from the pre-rendered pages.
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
@@ -33,6 +34,12 @@ STATIC_SUBDIR = "mathjax"
 PRERENDER_SCRIPT = Path(__file__).resolve().parent / "mathjax_prerender.js"
 MATH_CSS = "mathjax-prerender.css"
 MATH_FONT_URL = f"{STATIC_SUBDIR}/output/chtml/fonts/woff-v2"  # relative to _static/
+# MathJax's first font of every formula: 1.4 KB, inlined in the stylesheet so that it is there at the
+# first paint (a data: font loads with its stylesheet). Every glyph box is sized by CSS padding, but a
+# formula's baseline sits where the first font's ascent and descent put it: before this font arrived,
+# the fallback's metrics set every formula 1-2 px off, and the lines around the math moved when it came
+# (layout shift; tests/test_reader.py measures it).
+ZERO_FONT = "MathJax_Zero.woff"
 MATH_NODE = re.compile(r'<(span|div) class="math notranslate nohighlight"([^>]*)>(.*?)</\1>', re.S)
 
 
@@ -123,8 +130,16 @@ def prerender_math(app: Sphinx, pages: dict[Path, str]) -> None:
             text = text.replace(original, f'<{tag} class="math notranslate nohighlight"{attrs}>'
                                 f"{_valid_mathjax(by_formula[(tex, display)], display)}</{tag}>", 1)
         pages[path] = text
-    css_path.write_text(rendered["css"], encoding="utf-8")
+    css_path.write_text(_inline_zero_font(rendered["css"]), encoding="utf-8")
     memory.write_text(json.dumps(formulas, ensure_ascii=False), encoding="utf-8")
+
+
+def _inline_zero_font(css: str) -> str:
+    font = MATHJAX_PACKAGE / "es5" / MATH_FONT_URL.removeprefix(f"{STATIC_SUBDIR}/") / ZERO_FONT
+    url = f'url("{MATH_FONT_URL}/{ZERO_FONT}")'
+    if url not in css:
+        raise RuntimeError(f"MathJax's stylesheet no longer loads {url}: update ZERO_FONT")
+    return css.replace(url, f"url(data:font/woff;base64,{base64.b64encode(font.read_bytes()).decode()})")
 
 
 def _valid_mathjax(markup: str, display: bool) -> str:

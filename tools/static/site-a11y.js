@@ -23,8 +23,14 @@ if (typeof messages === "object" && typeof locale === "string") {
     copy_failure: "Não foi possível copiar",
   };
   locale = "pt-BR"; // eslint-disable-line no-global-assign
-  // Its icon's <title> (the button's name) was written in English when it loaded: name the buttons
-  // once it has added them (its own DOMContentLoaded handler ran before this one).
+  // Its two icons were written with English <title>s when it loaded ("Copy to clipboard"; after a
+  // copy the check mark's "Copied!", then the copy icon again): it swaps the button's content to
+  // these strings on every copy, so retitle them (script-scope globals of copybutton.js).
+  const retitle = (svg, text) => svg.replace(/<title>[^<]*<\/title>/, `<title>${text}</title>`);
+  if (typeof iconCopy === "string") iconCopy = retitle(iconCopy, messages["pt-BR"].copy_to_clipboard); // eslint-disable-line no-global-assign
+  if (typeof iconCheck === "string") iconCheck = retitle(iconCheck, messages["pt-BR"].copy_success); // eslint-disable-line no-global-assign
+  // The buttons it has already added keep the English <title> (the button's name): name them once
+  // it has added them (its own DOMContentLoaded handler ran before this one).
   document.addEventListener("DOMContentLoaded", () => {
     document.querySelectorAll("button.copybtn").forEach((button) => {
       button.setAttribute("aria-label", messages["pt-BR"].copy_to_clipboard);
