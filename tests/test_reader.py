@@ -94,6 +94,27 @@ def _open(site, rel: str, viewport=DESKTOP, **kwargs):
     return context, page
 
 
+# --------------------------------------------------------------------------- 0. font-cache note
+# First in this file: test_lite's run opens its own Playwright, which cannot start while the module's
+# `site` fixture (set up by the first test that uses it) holds one.
+
+FONT_CACHE_NOTE = re.compile(r"building the font cache", re.I)
+
+
+def test_in_browser_runs_do_not_print_matplotlib_font_cache_note(lite_run):  # noqa: F811 (fixture)
+    """Every in-browser run builds Matplotlib's font cache (a fresh Pyodide file system), and Matplotlib
+    says so on stderr in the cell that first imports it; the notebooks' setup cell silences that note
+    (tools/sphinx_site/downloads.py). Checked in test_lite's runs: Ex 1 cold and warm, the training page."""
+    shown = {}
+    for run in ("cold", "warm", "training"):
+        cells = lite_run[run]["cells"]
+        assert any(c["outputs"] for c in cells), f"{run}: no cell output at all: the check measured nothing"
+        notes = [i for i, c in enumerate(cells) if FONT_CACHE_NOTE.search(_text([c]))]
+        if notes:
+            shown[run] = notes
+    assert not shown, f"the font-cache note is printed (run: code-cell indices): {shown}"
+
+
 # --------------------------------------------------------------------------- 1. toggles
 
 TOGGLES_JS = """() => [...document.querySelectorAll('details.hide > summary')].map((s) =>
@@ -473,21 +494,4 @@ def test_a_returning_student_gets_the_updated_notebook_and_keeps_their_copy(site
         context.close()
     assert MY_EDIT not in shown and SITE_UPDATE in shown, "the app reopened the stale copy, not the updated notebook"
     assert kept is not None and MY_EDIT in kept, f"the student's own copy is gone (no {kept_path})"
-
-
-FONT_CACHE_NOTE = re.compile(r"building the font cache", re.I)
-
-
-def test_in_browser_runs_do_not_print_matplotlib_font_cache_note(lite_run):  # noqa: F811 (fixture)
-    """Every in-browser run builds Matplotlib's font cache (a fresh Pyodide file system), and Matplotlib
-    says so on stderr in the cell that first imports it; the notebooks' setup cell silences that note
-    (tools/sphinx_site/downloads.py). Checked in test_lite's runs: Ex 1 cold and warm, the training page."""
-    shown = {}
-    for run in ("cold", "warm", "training"):
-        cells = lite_run[run]["cells"]
-        assert any(c["outputs"] for c in cells), f"{run}: no cell output at all: the check measured nothing"
-        notes = [i for i, c in enumerate(cells) if FONT_CACHE_NOTE.search(_text([c]))]
-        if notes:
-            shown[run] = notes
-    assert not shown, f"the font-cache note is printed (run: code-cell indices): {shown}"
 
