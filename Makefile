@@ -89,8 +89,11 @@ SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/
 NBVAL_TEST = $(BIN)/python -m pytest \
 	--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
+# The unit stage over pytest-xdist workers, one test file per worker (module fixtures run once).
+UNIT_JOBS ?= 2
 unit: $(DEV_STAMP)
-	$(BIN)/python -m pytest tests -q -m "not site and not rehearsal" -p no:cacheprovider --durations=12
+	$(BIN)/python -m pytest tests -q -m "not site and not rehearsal" -p no:cacheprovider --durations=12 \
+		-n $(UNIT_JOBS) --dist loadfile
 
 site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-jar
 	$(SITE_TEST)
