@@ -6,7 +6,7 @@ What stays here has no hook before the page is written:
   ``head_js_preload`` (``static/webpack-macros.html``), together with the preloads that carry the
   theme build's digest: a template override would have to copy that digest, which every theme
   release changes;
-- the decorative icons come from a dozen theme templates of two packages (sphinx-book-theme's
+- the decorative icons come from some ten theme templates of two packages (sphinx-book-theme's
   button macros and toggles, pydata-sphinx-theme's prev/next, search field and button, back-to-top
   button in its ``content`` block...): one override per template would fork each of them for one
   attribute. (Our own templates write ``aria-hidden`` themselves.)
