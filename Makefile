@@ -147,7 +147,7 @@ lint: $(DEV_STAMP)
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/run.py
 
-# Lighthouse 12.2.3 (mobile preset) on four pages of the built site: prints a table (bench/lighthouse.py).
+# Lighthouse 12.2.3 (mobile preset) on seven pages of the built site: prints a table (bench/lighthouse.py).
 # Lighthouse comes through npx into a cache outside the repository; `make test` never installs it.
 lighthouse: $(DEV_STAMP) sysdeps book
 	$(BIN)/python bench/lighthouse.py
