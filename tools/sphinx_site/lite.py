@@ -30,10 +30,13 @@ HEAVY = {
         (r"^SEMENTES = \(0, 1, 2\)$", "SEMENTES = (0,)  # versão curta (no site: (0, 1, 2))"),
         (r"^base = TransformerCopyConfig\(\)$",
          "base = TransformerCopyConfig(steps=40, eval_every=20, data=replace(TransformerCopyConfig().data, "
-         "eval_per_length=30))  # versão curta (no site: TransformerCopyConfig())"),
+         "eval_per_length=30, eval_mid_per_length=30))  # versão curta (no site: TransformerCopyConfig())"),
         (r"^L_CURTO, PASSOS_CURTO, PASSOS_GRU_CURTO = 20, 250, 600$",
          "L_CURTO, PASSOS_CURTO, PASSOS_GRU_CURTO = 20, 30, 40  # versão curta (no site: 20, 250, 600)"),
         (r"^N_CRONO, L_CRONO = 100, 80$", "N_CRONO, L_CRONO = 10, 40  # versão curta (no site: 100, 80)"),
+        # one job after the other, each with its progress line (tqdm, loaded by the import)
+        (r"^resultados, parede = run_many\(trabalhos.values\(\)\)$",
+         f"{PROGRESS_IMPORT}\nresultados, parede = run_many(trabalhos.values(), parallel=False, progress=True)"),
         (r"^N_MAPA, L_MAPA, N_ABL = 200, 40, 100$",
          "N_MAPA, L_MAPA, N_ABL = 20, 40, 10  # versão curta (no site: 200, 40, 100)"),
     ],
