@@ -46,10 +46,10 @@ PAGE = "book/atividade4/ex1_atencao_produto_escalar.html"
 # tools/sphinx_site/lite.py), and the progress lines (tqdm's label, steps) its training jobs print:
 # each must reach its last step. The steps are those the variant's edits set.
 TRAINING_PROGRESS = {
-    "book/aula510/ex3_copia_gru": [("atenção", 40), ("sem atenção", 40), ("sem atenção", 80)],
+    "book/aula510/ex3_copia_gru": [("atenção", 20), ("sem atenção", 20), ("sem atenção", 40)],
     "book/alem/transformer_treinado": [("reverse", 30), ("count", 90)],
-    "book/alem/transformer_copia": [("Transformer, semente 0", 40), ("Transformer, semente 0", 30),
-                                    ("sem atenção", 40), ("atenção", 40)],
+    "book/alem/transformer_copia": [("Transformer, semente 0", 30), ("Transformer, semente 0", 20),
+                                    ("sem atenção", 30), ("atenção", 30)],
 }
 EXPECTED_WEIGHTS = ("0.5065", "0.1863", "0.3072")  # the weights table (the site shows the same)
 RUN_ALL_TIMEOUT_MS = 600_000
