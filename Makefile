@@ -11,7 +11,8 @@ LITE_STAMP := $(VENV)/.lite-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
 ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit site nbval nbval-changed site-changed rehearsal FORCE lint sysdeps clean bench copy-task \
+.PHONY: book test unit site nbval nbval-changed site-changed rehearsal rehearse-unit rehearse-site \
+	rehearse-nbval lint sysdeps clean bench copy-task \
 	transformer mathjax lab lite lighthouse
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
@@ -65,6 +66,8 @@ book: $(BOOK_STAMP) $(MATHJAX_STAMP) $(LITE_STAMP)
 	@if [ -e _build/html/_modules/index.html ] && \
 		[ -n "$$(find tools _config.yml -type f -newer _build/html/_modules/index.html | head -1)" ]; then \
 		rm -rf _build/html/_modules; fi
+	@# the pages that miss the execution cache, two at a time (myst-nb alone executes them one by one)
+	$(BIN)/python tools/execute_pages.py _build/.jupyter_cache
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python tools/export_executed.py _build
 	$(BIN)/python tools/build_lite.py _build
@@ -82,12 +85,15 @@ sysdeps:
 # The test stages. CI runs each as its own job over the build job's artifact (no second build);
 # `make test` runs them here after `make book`, all three at once.
 SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py -m site \
-	-p no:cacheprovider
+	-p no:cacheprovider --durations=12
 NBVAL_TEST = $(BIN)/python -m pytest \
 	--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
+# The unit stage over pytest-xdist workers, one test file per worker (module fixtures run once).
+UNIT_JOBS ?= 2
 unit: $(DEV_STAMP)
-	$(BIN)/python -m pytest tests -q -m "not site and not rehearsal" -p no:cacheprovider
+	$(BIN)/python -m pytest tests -q -m "not site and not rehearsal" -p no:cacheprovider --durations=12 \
+		-n $(UNIT_JOBS) --dist loadfile
 
 site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-jar
 	$(SITE_TEST)
@@ -96,27 +102,33 @@ nbval: $(DEV_STAMP)
 	$(NBVAL_TEST) _build/jupyter_execute
 
 # The workflow's test jobs rehearsed (tests/ci_rehearsal.py): each on a fresh clone of HEAD plus the
-# build's artifact, as GitHub Actions runs it. `make test` re-runs it when HEAD or the build changed.
-REHEARSAL_KEY = $(shell { git rev-parse HEAD; find _build/html _build/jupyter_execute _build/.jupyter_cache \
-	_build/site-identity.json -type f -printf '%P %T@ %s\n' 2>/dev/null | sort; } | sha256sum | cut -c1-16)
-rehearsal: $(DEV_STAMP)
-	$(BIN)/python -m pytest tests/test_ci_rehearsal.py -m rehearsal -p no:cacheprovider -rA
-	@echo $(REHEARSAL_KEY) > _build/.rehearsal-passed
+# build's artifact, as GitHub Actions runs it, side by side (each job has its own workspace).
+REHEARSE = $(BIN)/python -m pytest -m rehearsal -p no:cacheprovider -rA \
+	tests/test_ci_rehearsal.py::test_the_job_passes_on_a_fresh_clone_plus_the_artifact
+rehearse-unit rehearse-site rehearse-nbval: rehearse-%: $(DEV_STAMP) sysdeps
+	$(REHEARSE)[$*]
 
-_build/.rehearsal-passed: FORCE
-	@if [ "$$(cat $@ 2>/dev/null)" != "$(REHEARSAL_KEY)" ]; then $(MAKE) --no-print-directory rehearsal; fi
+rehearsal: $(DEV_STAMP) sysdeps
+	@$(MAKE) --no-print-directory -j3 --output-sync=target rehearse-unit rehearse-site rehearse-nbval
 
-FORCE:
-
-# Unit, property, oracle, notebook-hygiene, lint, workflow and publish tests always run; the two slow
-# stages (the browser stage over the built site and nbval's re-execution of the notebooks) re-run only
-# what changed, by content (tools/stages.py): nbval re-executes only the notebooks whose code, outputs
-# or dependencies (attn/, pins) changed, so a prose edit re-executes nothing; the browser stage runs
-# when any file of the built site or of its tests changed. CI starts clean: all run. The three stages
-# start together: the browser stage mostly waits on the browser, so it shares the cores with the other
-# two; --output-sync keeps each stage's log in one piece.
+# `make test`: book, then the three test stages side by side.
+# * On a fresh clone (a clean tree whose stages never passed here: CI's case), each stage runs as its
+#   workflow job, rehearsed on a fresh clone plus the build's artifact; nothing runs twice. Their pass
+#   is then recorded, so the next `make test` is incremental.
+# * Otherwise each stage re-runs only what changed, by content (tools/stages.py): nbval re-executes
+#   only the notebooks whose code, outputs or dependencies (attn/, pins) changed, so a prose edit
+#   re-executes nothing; the browser stage runs when any file of the built site or of its tests
+#   changed. Unit, property, oracle, hygiene, lint, workflow and publish tests always run.
+# The browser stage mostly waits on the browser, so it shares the cores with the other two;
+# --output-sync keeps each stage's log in one piece.
 test: $(DEV_STAMP) sysdeps book
-	@$(MAKE) --no-print-directory -j3 --output-sync=target nbval-changed unit site-changed
+	@if git rev-parse --git-dir >/dev/null 2>&1 && [ -z "$$(git status --porcelain --untracked-files=no)" ] && \
+		[ ! -d _build/.stage-keys ]; then \
+		echo "make test: a fresh clone: the three stages run as the workflow's jobs (tests/ci_rehearsal.py)"; \
+		$(MAKE) --no-print-directory rehearsal && \
+		$(BIN)/python tools/stages.py pass nbval && $(BIN)/python tools/stages.py pass site; \
+	else \
+		$(MAKE) --no-print-directory -j3 --output-sync=target nbval-changed unit site-changed; fi
 
 nbval-changed: $(DEV_STAMP)
 	@todo="$$($(BIN)/python tools/stages.py todo nbval)"; \

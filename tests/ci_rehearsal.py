@@ -10,10 +10,15 @@ exist when the step says ``if-no-files-found: error``. A rehearsal passes only i
 and the artifact's files are untouched (same bytes, same mtimes, none added or removed: the job did
 not build the book again and executed no notebook into the execution cache).
 
-As on GitHub, every job of a run sees the same workspace path (``/__w/<repo>/<repo>`` there): a
-virtual environment a job saves to the cache works in the next job that restores it, so jobs run one
-after another in one workspace. The rehearsal runs on the host, not in the workflow's
-``python:3.11-bookworm`` container (the host is Debian bookworm too), and the event is a pull request.
+As on GitHub, each job runs on its own runner, so the three test jobs can run side by side: each
+has its own workspace and its own stand-in for GitHub's cache under ``rehearsal_base(root) / job``.
+A job's workspace path stays the same from one rehearsal to the next (on GitHub every run sees
+``/__w/<repo>/<repo>``), so the virtual environment a job saved to the cache works when its next
+rehearsal restores it. A first rehearsal misses, as the three jobs of a repository's first run do,
+and each installs its own. Cache entries are hard links (saving and restoring copies no bytes): a
+job's files are never written in place once it has ended. The rehearsal runs on the host, not in the
+workflow's ``python:3.11-bookworm`` container (the host is Debian bookworm too), and the event is a
+pull request.
 
 Stand-ins, each for a value the workflow sets that cannot work offline here:
 ``PIP_EXTRA_INDEX_URL`` (PyTorch's CPU index): this machine's pip configuration serves the CPU torch
@@ -263,9 +268,14 @@ def _workspace_lock(base: Path):
 
 
 def rehearsal_base(root: Path = ROOT) -> Path:
-    """One directory per checkout: workspaces, logs and the cache stand-in live there."""
+    """One directory per checkout; each job's workspace, log and cache stand-in live in ``<base>/<job>``."""
     tag = hashlib.sha256(str(root).encode()).hexdigest()[:10]
     return Path(tempfile.gettempdir()) / f"ci-rehearsal-{tag}"
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """A copy of ``source`` at ``target`` made of hard links (a cache entry, saved or restored)."""
+    shutil.copytree(source, target, symlinks=True, copy_function=os.link)
 
 
 # --------------------------------------------------------------------------- one job
@@ -280,7 +290,7 @@ def rehearse(job: str, workflow: Path = WORKFLOW, root: Path = ROOT, base: Path 
     if job not in wf["jobs"]:
         raise RehearsalError(f"no job {job!r} in {workflow}")
     name, paths, hidden = artifact(wf)
-    base = base or rehearsal_base(root)
+    base = base or rehearsal_base(root) / job
     cache = cache or base / "cache"
     with _workspace_lock(base):
         workspace = base / "workspace" / root.name
@@ -317,7 +327,7 @@ def rehearse(job: str, workflow: Path = WORKFLOW, root: Path = ROOT, base: Path 
                 for source, entry in saves:
                     if source.exists() and not entry.exists():
                         start = time.monotonic()
-                        shutil.copytree(source, entry.with_suffix(".tmp"), symlinks=True)
+                        _link_tree(source, entry.with_suffix(".tmp"))
                         entry.with_suffix(".tmp").rename(entry)
                         steps.append(Step(f"Post: save {entry.name[:40]}", "ok", time.monotonic() - start))
     return Rehearsal(job, steps, changed, log)
@@ -348,7 +358,7 @@ def _run_step(step, index, ctx, env, spec, wf, workspace, runner_temp, root, cac
         hit = all(entry.exists() for _, entry in pairs)
         for target, entry in pairs if hit else []:
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copytree(entry, target, symlinks=True)
+            _link_tree(entry, target)
         if not hit:  # saved in the post step (actions/cache does not save over an exact hit)
             saves.extend(pairs)
         out.write(f"cache {'hit' if hit else 'miss'}: {key}\n")

@@ -1,8 +1,8 @@
 """Every test job of the workflow, rehearsed here as GitHub Actions runs it (tests/ci_rehearsal.py).
 
-The rehearsal itself (``-m rehearsal``, its own stage of ``make test``) runs each test job's steps on
-a fresh clone of HEAD plus the build's artifact, nothing else, and passes only if every command
-succeeds and leaves the artifact untouched. The other tests here are quick and show the rehearsal
+The rehearsal itself (``-m rehearsal``: how ``make test`` runs its stages on a fresh clone, README)
+runs each test job's steps on a fresh clone of HEAD plus the build's artifact, nothing else, and
+passes only if every command succeeds and leaves the artifact untouched. The other tests here are quick and show the rehearsal
 can fail: a broken job command, a job that writes into the build, an artifact downloaded elsewhere.
 The deploy job's input is checked on the same build: what ``actions/upload-pages-artifact`` packs.
 """
@@ -57,8 +57,9 @@ def test_every_test_job_is_rehearsed():
 def test_the_job_passes_on_a_fresh_clone_plus_the_artifact(job):
     result = rehearse(job)
     report = "\n".join(f"{s.seconds:7.1f} s {s.status:7} {s.name}" for s in result.steps)
-    print(f"\n{job}: {result.seconds:.0f} s\n{report}")
-    assert result.ok, f"{report}\nartifact files changed: {result.changed[:20]}\nlog: {result.log}"
+    tail = "".join(result.log.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)[-60:])
+    print(f"\n{job}: {result.seconds:.0f} s\n{report}\n--- the end of the job's log ({result.log}):\n{tail}")
+    assert result.ok, f"{report}\nartifact files changed: {result.changed[:20]}\nlog: {result.log}\n{tail}"
     assert [s.status for s in result.steps if s.name.startswith("make")] == ["ok"]
 
 

@@ -16,10 +16,16 @@ from __future__ import annotations
 from sphinx.application import Sphinx
 
 from . import (
+    api_fields,
     assets,
+    bibliography,
     citations,
+    code_toggles,
+    dataframes,
     descriptions,
     downloads,
+    exercises,
+    figures,
     identity,
     issue_button,
     jupyter_markdown,
@@ -51,6 +57,12 @@ def setup(app: Sphinx) -> dict:
     run_button.setup(app)  # the "Executar no navegador" button on notebook pages
     issue_button.setup(app)  # the issue button's Portuguese title and body
     citations.setup(app)  # the Portuguese author-year citation style
+    bibliography.setup(app)  # the reference list's entries as list items (citation visitor)
+    code_toggles.setup(app)  # hidden cells' toggles: no English label, phrasing titles (myst-nb's node)
+    dataframes.setup(app)  # pandas tables in cell outputs: valid HTML (raw-node visitor)
+    figures.setup(app)  # figures: lazy loading, a link to the full-size file (image visitor)
+    api_fields.setup(app)  # API "Returns" lists not wrapped in a paragraph (post-transform)
+    exercises.setup(app)  # one id per exercise body (post-transform)
     outputs.setup(app)  # the lessons' deliverable files under outputs/
     jupyter_markdown.setup(app)  # each notebook page's runnable notebook, its prose as the page shows it
     downloads.setup(app)  # the attn wheel and the downloads' setup cell

@@ -129,11 +129,13 @@ def prerender_math(app: Sphinx, pages: dict[Path, str]) -> None:
 
 def _valid_mathjax(markup: str, display: bool) -> str:
     """MathJax's markup minus the two attributes the HTML standard has no place for; a display
-    formula (which scrolls sideways when wider than the column) can take keyboard focus."""
+    formula (which scrolls sideways when wider than the column) can take keyboard focus, and a
+    focusable element needs a name (its MathML inside still reads as the formula)."""
     # Upstream gap: mathjax 3.2.2 (npm) CommonHTML writes `unselectable` and `data-mjx-*` (see above).
     markup = markup.replace(' unselectable="on"', "")
     if display:
-        markup = markup.replace("<mjx-container ", '<mjx-container tabindex="0" ', 1)
+        markup = markup.replace("<mjx-container ", '<mjx-container tabindex="0" role="group" '
+                                'aria-label="Fórmula" ', 1)
     return re.sub(r' data-mjx-[a-z-]+="[^"]*"', "", markup)
 
 

@@ -2,7 +2,9 @@
 
 Light, accessible, valid pages. The steps below run in this order, each idempotent, so an
 incremental build leaves already-processed pages as they are. Each page is read once, handed
-through the text steps, and written back only if it changed.
+through the text steps, and written back only if it changed. Only what has no earlier hook is
+here: the fixes a Sphinx hook can make run as each page is written (their modules are listed in
+__init__.py; the theme's templates are overridden in ``tools/templates/``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-from .html_fixes import valid_accessible_html
+from .html_fixes import theme_icon_fixes
 from .icons import subset_icons
 from .images import compress_images
 from .mathjax import prerender_math
@@ -35,7 +37,7 @@ def _publish_html(app: Sphinx, exception: Exception | None) -> None:
     before = dict(pages)
     prerender_math(app, pages)  # math rendered at build time (mathjax.py)
     for path, text in pages.items():
-        pages[path] = valid_accessible_html(text)  # validity and accessibility fixes (html_fixes.py)
+        pages[path] = theme_icon_fixes(text)  # the theme's icons: no script, aria-hidden (html_fixes.py)
     subset_icons(app, pages)  # icon font subsets, trimmed theme stylesheet (icons.py)
     drop_search_scripts(app, pages)  # search scripts on the search page only (search.py)
     compress_images(app)  # palette PNGs (images.py)
