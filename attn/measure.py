@@ -6,8 +6,9 @@ attention over the sequence length n.
 browser, where Pyodide's ``process_time()`` stays at 0 and the single-threaded process's wall clock
 stands in for it.
 
-The attention comparison is one measurement for ``bench/tiled.py`` (``make bench``: n from 256 up to what the machine allows) and
-for the page "Atenção em blocos" (a small range of n): both call :func:`dense_vs_tiled`.
+The attention comparison is one measurement for ``bench/tiled.py`` (``make bench``: n from 256 up to
+what the machine allows) and for the page "Atenção em blocos" (a small range of n): both call
+:func:`dense_vs_tiled`.
 
 * **Memory**: the peak of the bytes allocated *during* one call, from ``tracemalloc`` (NumPy
   reports its array buffers to it). The inputs exist before the call and are not counted; what the
