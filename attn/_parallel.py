@@ -1,10 +1,13 @@
-"""Run independent training jobs in two fresh interpreters, reproducibly.
+"""Run independent training jobs in two fresh interpreters, reproducibly, and show their progress.
 
 Used by :mod:`attn.copytask` and :mod:`attn.tasks`: each worker process is spawned with its BLAS
 limited to one thread (set in the environment before NumPy is imported there), so two cores are
 used and float32 sums are bit-for-bit the same as in a serial run (``tests/test_tasks.py`` compares
 the two). In the browser (Pyodide, no processes) the jobs run one after the other; whether
 WebAssembly's sums match the native ones bit for bit is not tested.
+
+:class:`ProgressLine` is a job's optional progress line (the training loops of :mod:`attn.copytask`,
+:mod:`attn.tasks` and :mod:`attn.copy_transformer`; the in-browser short variants turn it on).
 """
 from __future__ import annotations
 
@@ -32,3 +35,30 @@ def map_in_two_processes(worker, jobs: list) -> list:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+class ProgressLine:
+    """A training job's text progress line (tqdm), updated every step, with the loss every 20 steps.
+
+    With ``enabled`` false it does nothing and tqdm is not imported. ``position`` is the line's row
+    when two jobs print at once.
+    """
+
+    def __init__(self, enabled: bool, total: int, desc: str, position: int = 0):
+        self._bar = None
+        if enabled:
+            from tqdm.auto import tqdm
+            if sys.platform == "emscripten":  # no threads in Pyodide: no monitor thread (else a warning)
+                tqdm.monitor_interval = 0
+            self._bar = tqdm(total=total, position=position, leave=True, desc=desc)
+
+    def step(self, step: int, loss: float) -> None:
+        """Count step ``step`` (0-based) done, with its training loss."""
+        if self._bar is not None:
+            self._bar.update(1)
+            if step % 20 == 0:
+                self._bar.set_postfix(loss=f"{loss:.4f}")
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import copytask
-from ._parallel import map_in_two_processes
+from ._parallel import ProgressLine, map_in_two_processes
 from .copytask import CopyConfig, make_batch, training_lengths
 from .encdec import SITES, EncoderDecoder
+from .measure import cpu_time
 from .optim import Adam, clip_grad_norm, cosine_lr
 from .seq2seq import Seq2Seq
 
@@ -75,8 +76,10 @@ def mid_evaluation(model, data: CopyConfig) -> dict:
     return copytask.evaluate(model, data.eval_lengths, data.eval_mid_per_length, data.n_symbols)
 
 
-def train(cfg: TransformerCopyConfig):
+def train(cfg: TransformerCopyConfig, progress: bool = False, position: int = 0):
     """Train one model, as :func:`attn.copytask.train` trains a GRU (same batches for the same seed).
+
+    With ``progress``, a text line (``attn._parallel.ProgressLine``) shows the steps done.
 
     Returns
     -------
@@ -91,7 +94,8 @@ def train(cfg: TransformerCopyConfig):
     opt = Adam(model.params, lr=cfg.lr, betas=(0.9, cfg.beta2))
     rng = np.random.default_rng([cfg.seed, 1])
     history = {"loss": [], "mid_eval": []}
-    start, cpu_start = time.perf_counter(), time.process_time()
+    bar = ProgressLine(progress, cfg.steps, f"Transformer, semente {cfg.seed}", position)
+    start, cpu_start = time.perf_counter(), cpu_time()
     for step in range(cfg.steps):
         lengths = training_lengths(rng, data, step)
         src, tgt_in = make_batch(rng, data.batch_size, lengths, data.n_symbols)
@@ -101,8 +105,10 @@ def train(cfg: TransformerCopyConfig):
         history["loss"].append(loss)
         if cfg.eval_every and (step + 1) % cfg.eval_every == 0:
             history["mid_eval"].append((step + 1, mid_evaluation(model, data)))
+        bar.step(step, loss)
     history["seconds"] = time.perf_counter() - start
-    history["cpu_seconds"] = time.process_time() - cpu_start
+    history["cpu_seconds"] = cpu_time() - cpu_start
+    bar.close()
     return model, history
 
 
@@ -156,24 +162,24 @@ def ablation(model, data: CopyConfig, per_length: int, seed: int = 2024) -> dict
     return out
 
 
-def run_one(cfg: TransformerCopyConfig) -> dict:
+def run_one(cfg: TransformerCopyConfig, progress: bool = False, position: int = 0) -> dict:
     """Train one Transformer and score it on the GRU experiment's final evaluation set.
 
     Returns a picklable dict: ``kind`` ("transformer"), ``config``, ``params``, ``n_params``,
     ``history``, ``accuracy`` {length: acc}.
     """
-    model, history = train(cfg)
+    model, history = train(cfg, progress, position)
     accuracy = copytask.evaluate(model, cfg.data.eval_lengths, cfg.data.eval_per_length, cfg.data.n_symbols)
     return {"kind": "transformer", "config": cfg, "params": model.params, "n_params": model.n_params(),
             "history": history, "accuracy": accuracy}
 
 
-def run_gru(cfg: CopyConfig) -> dict:
+def run_gru(cfg: CopyConfig, progress: bool = False, position: int = 0) -> dict:
     """Train one GRU model of :mod:`attn.copytask` and score it on the same final evaluation set.
 
     Returns a picklable dict like :func:`run_one` (``kind`` "gru").
     """
-    model, history = copytask.train(cfg)
+    model, history = copytask.train(cfg, progress, position)
     accuracy = copytask.evaluate(model, cfg.eval_lengths, cfg.eval_per_length, cfg.n_symbols)
     return {"kind": "gru", "config": cfg, "params": model.params, "n_params": model.n_params(),
             "history": history, "accuracy": accuracy}
@@ -188,13 +194,19 @@ def trained_model(result: dict):
     return _with_params(model, result["params"])
 
 
-def run_job(cfg) -> dict:
+def run_job(cfg, progress: bool = False, position: int = 0) -> dict:
     """:func:`run_one` for a TransformerCopyConfig, :func:`run_gru` for a CopyConfig."""
-    return run_gru(cfg) if isinstance(cfg, CopyConfig) else run_one(cfg)
+    return (run_gru if isinstance(cfg, CopyConfig) else run_one)(cfg, progress, position)
 
 
-def run_many(cfgs, parallel: bool = True):
+def _worker(args) -> dict:
+    return run_job(*args)
+
+
+def run_many(cfgs, parallel: bool = True, progress: bool = False):
     """Run several jobs (Transformer or GRU configurations), two at a time, one spawned process per core.
+
+    With ``progress`` each job shows a text progress line (the page's short in-browser variant).
 
     Returns
     -------
@@ -202,7 +214,8 @@ def run_many(cfgs, parallel: bool = True):
     """
     cfgs = list(cfgs)
     start = time.perf_counter()
-    results = map_in_two_processes(run_job, cfgs) if parallel else [run_job(c) for c in cfgs]
+    jobs = [(c, progress, i % 2 if parallel else 0) for i, c in enumerate(cfgs)]
+    results = map_in_two_processes(_worker, jobs) if parallel else [_worker(j) for j in jobs]
     return results, time.perf_counter() - start
 
 

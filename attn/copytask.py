@@ -30,7 +30,8 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from ._parallel import map_in_two_processes
+from ._parallel import ProgressLine, map_in_two_processes
+from .measure import cpu_time
 from .optim import Adam, clip_grad_norm, cosine_lr
 from .seq2seq import ATTENTION_MODES, Seq2Seq
 
@@ -206,13 +207,9 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
     opt = Adam(model.params, lr=cfg.lr, betas=(0.9, cfg.beta2))
     rng = np.random.default_rng([cfg.seed, 1])
     history = {"loss": [], "grad_norm": [], "mid_eval": [], "mid_eval_se": []}
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=cfg.steps, position=position, leave=True,
-                   desc="atenção" if cfg.attention else "sem atenção")
+    bar = ProgressLine(progress, cfg.steps, "atenção" if cfg.attention else "sem atenção", position)
     n_mid = min(cfg.eval_mid_per_length, cfg.eval_per_length)  # a subset of the final evaluation's sequences
-    start, cpu_start = time.perf_counter(), time.process_time()
+    start, cpu_start = time.perf_counter(), cpu_time()
     for step in range(cfg.steps):
         lengths = training_lengths(rng, cfg, step)
         src, tgt_in = make_batch(rng, cfg.batch_size, lengths, cfg.n_symbols)
@@ -225,14 +222,10 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
             scores = sequence_scores(model, cfg.eval_lengths, n_mid, cfg.n_symbols)
             history["mid_eval"].append((step + 1, _accuracy(scores)))
             history["mid_eval_se"].append((step + 1, {L: standard_error(s, L) for L, s in scores.items()}))
-        if bar is not None:
-            bar.update(1)
-            if step % 20 == 0:
-                bar.set_postfix(loss=f"{loss:.4f}")
+        bar.step(step, loss)
     history["seconds"] = time.perf_counter() - start
-    history["cpu_seconds"] = time.process_time() - cpu_start
-    if bar is not None:
-        bar.close()
+    history["cpu_seconds"] = cpu_time() - cpu_start
+    bar.close()
     return model, history
 
 

@@ -1,7 +1,14 @@
-"""Peak memory and wall time of dense against tiled attention, over the sequence length n.
+"""Time and memory measurements: the CPU clock of every training loop, and dense against tiled
+attention over the sequence length n.
 
-One measurement for ``bench/tiled.py`` (``make bench``: n from 256 up to what the machine allows) and
-for the page "Atenção em blocos" (a small range of n): both call :func:`dense_vs_tiled`.
+:func:`cpu_time` is the clock the training loops (:mod:`attn.copytask`, :mod:`attn.tasks`,
+:mod:`attn.copy_transformer`) and the pages time CPU with: ``time.process_time()``, except in the
+browser, where Pyodide's ``process_time()`` stays at 0 and the single-threaded process's wall clock
+stands in for it.
+
+The attention comparison is one measurement for ``bench/tiled.py`` (``make bench``: n from 256 up to
+what the machine allows) and for the page "Atenção em blocos" (a small range of n): both call
+:func:`dense_vs_tiled`.
 
 * **Memory**: the peak of the bytes allocated *during* one call, from ``tracemalloc`` (NumPy
   reports its array buffers to it). The inputs exist before the call and are not counted; what the
@@ -28,6 +35,16 @@ from .core import scaled_dot_product_attention
 from .tiled import tiled_attention
 
 
+def cpu_time() -> float:
+    """Seconds of CPU used by this process so far (only differences are meaningful).
+
+    ``time.process_time()``; in Pyodide (``sys.platform == "emscripten"``), where it does not advance,
+    ``time.perf_counter()``: the browser runs the kernel in one thread, so its wall time is the
+    nearest to its CPU time there is (it also counts the time the tab waits for a core).
+    """
+    return time.perf_counter() if sys.platform == "emscripten" else time.process_time()
+
+
 def peak_bytes(f) -> int:
     """Peak number of bytes allocated while ``f()`` runs (``tracemalloc``), above what existed before."""
     tracemalloc.start()
@@ -44,11 +61,9 @@ def best_seconds(f, repeats: int, warm_up: bool = True) -> tuple[float, float]:
         f()
     wall = cpu = np.inf
     for _ in range(positive_int(repeats, "repeats")):
-        start, start_cpu = time.perf_counter(), time.process_time()
+        start, start_cpu = time.perf_counter(), cpu_time()
         f()
-        wall, cpu = min(wall, time.perf_counter() - start), min(cpu, time.process_time() - start_cpu)
-    if sys.platform == "emscripten":  # Pyodide's process_time() does not advance; one thread: CPU = wall
-        cpu = wall
+        wall, cpu = min(wall, time.perf_counter() - start), min(cpu, cpu_time() - start_cpu)
     return wall, cpu
 
 

@@ -30,8 +30,9 @@ from fractions import Fraction
 import numpy as np
 
 from ._checks import positive_int
-from ._parallel import map_in_two_processes
+from ._parallel import ProgressLine, map_in_two_processes
 from .interpret import attention_entropy
+from .measure import cpu_time
 from .optim import Adam, clip_grad_norm, cosine_lr
 from .transformer import TransformerEncoder
 
@@ -231,11 +232,8 @@ def train(cfg: TaskConfig, progress: bool = False, position: int = 0):
         history["mid_eval"].append((step, accuracy))
         history["entropy"].append((step, entropy))
 
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=cfg.steps, position=position, leave=True, desc=cfg.task)
-    start, cpu_start = time.perf_counter(), time.process_time()
+    bar = ProgressLine(progress, cfg.steps, cfg.task, position)
+    start, cpu_start = time.perf_counter(), cpu_time()
     if cfg.eval_every:
         checkpoint(0)
     for step in range(cfg.steps):
@@ -248,16 +246,12 @@ def train(cfg: TaskConfig, progress: bool = False, position: int = 0):
         history["loss"].append(loss)
         if cfg.eval_every and (step + 1) % cfg.eval_every == 0:
             checkpoint(step + 1)
-        if bar is not None:
-            bar.update(1)
-            if step % 20 == 0:
-                bar.set_postfix(loss=f"{loss:.4f}")
+        bar.step(step, loss)
     history["seconds"] = time.perf_counter() - start
-    history["cpu_seconds"] = time.process_time() - cpu_start
+    history["cpu_seconds"] = cpu_time() - cpu_start
     history["grad_norm"] = {k: np.array(v, dtype=np.float64).reshape(-1, cfg.num_layers)
                             for k, v in history["grad_norm"].items()}
-    if bar is not None:
-        bar.close()
+    bar.close()
     return model, history
 
 

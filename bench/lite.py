@@ -3,7 +3,8 @@
 Each page is opened cold (a fresh browser context: empty cache) from its "Executar no navegador"
 button, the way tests/test_lite.py drives it, and every cell is run. Prints, per page, the seconds
 from opening the notebook to the kernel being ready, to the first output and to the last cell done
-(the short variant for the training pages, HEAVY in tools/build_lite.py). Needs `make book`.
+(the short variant for the training pages, HEAVY in tools/sphinx_site/lite.py), and the traceback of a
+cell that fails. Needs `make book`.
 
     python bench/lite.py [PAGE ...]     # default: every notebook page of the TOC
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tools")]  # the test driver and the build helpers
 from export_executed import toc_pages  # noqa: E402
-from test_lite import CachingPagesHandler, _button, _run_all  # noqa: E402
+from test_lite import CachingPagesHandler, _button, _error_text, _run_all  # noqa: E402
 from test_site import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX  # noqa: E402
 
 
@@ -50,6 +51,8 @@ def main(argv: list[str]) -> int:
                     first = f"{run['first']:.1f}" if run["first"] is not None else "-"
                     print(f"{rel:<48} {run['kernel']:>12.1f} {first:>12} {run['last']:>10.1f}  "
                           f"{len(run['errors'])}", flush=True)
+                    for error in run["errors"]:
+                        print(_error_text(error), flush=True)
             finally:
                 browser.close()
     finally:

@@ -3,9 +3,11 @@
 Activity 4, Exercise 1 is opened the way a reader opens it: the page's "Executar no navegador"
 button, then every cell is run in the browser. The weights table must hold the exercise's values,
 a figure must come out, no cell may fail, and no request may leave the local server (the site
-serves Pyodide, its packages and attn itself). The time to the first result, cold and then warm
-(the browser's cache filled, as GitHub Pages allows with ``max-age=600``), goes to
-``_build/screenshots/lite_report.json`` and is printed; tests never assert on time.
+serves Pyodide, its packages and attn itself). Each training page (HEAVY) is then run, cold, to its
+last cell in its short variant: no error output, no warning, every training job's progress line at
+its last step. The times (to the kernel, the first result and the last cell; Ex 1 cold and then
+warm, the browser's cache filled as GitHub Pages allows with ``max-age=600``) go to
+``_build/screenshots/lite_report.json`` and are printed; tests never assert on time.
 """
 
 from __future__ import annotations
@@ -40,8 +42,15 @@ from build_lite import HEAVY, KERNEL_NAME, LITE_DIR, PRELOAD, PURE_WHEELS, page_
 from export_executed import toc_pages  # noqa: E402
 
 PAGE = "book/atividade4/ex1_atencao_produto_escalar.html"
-# A training page, run to its last cell in its short in-browser variant (HEAVY in tools/build_lite.py).
-TRAINING_PAGE = "book/alem/transformer_treinado.html"
+# The training pages, each run to its last cell in its short in-browser variant (HEAVY in
+# tools/sphinx_site/lite.py), and the progress lines (tqdm's label, steps) its training jobs print:
+# each must reach its last step. The steps are those the variant's edits set.
+TRAINING_PROGRESS = {
+    "book/aula510/ex3_copia_gru": [("atenção", 20), ("sem atenção", 20), ("sem atenção", 40)],
+    "book/alem/transformer_treinado": [("reverse", 30), ("count", 90)],
+    "book/alem/transformer_copia": [("Transformer, semente 0", 30), ("Transformer, semente 0", 20),
+                                    ("sem atenção", 30), ("atenção", 30)],
+}
 EXPECTED_WEIGHTS = ("0.5065", "0.1863", "0.3072")  # the weights table (the site shows the same)
 RUN_ALL_TIMEOUT_MS = 600_000
 
@@ -122,14 +131,14 @@ def lite_run():  # used by the browser tests only (marked "site")
         result = kept_result("in-browser run", context, base)
         if result is None:
             result = _run_in_browser(base)
-            opened = [f"{LITE_DIR}/files/{Path(page).with_suffix('.ipynb')}" for page in (PAGE, TRAINING_PAGE)]
+            opened = [f"{LITE_DIR}/files/{Path(page).with_suffix('.ipynb')}" for page in (PAGE, *HEAVY)]
             keep_result("in-browser run", context, base, [*result["served"], *_app_files(), *opened], result)
     finally:
         server.shutdown()
         server.server_close()
     report = {"page": PAGE, "lite_url": result["lite_url"], **_times("cold", result["cold"]),
-              **_times("warm", result["warm"]), "training_page": TRAINING_PAGE,
-              **_times("training_cold", result["training"])}
+              **_times("warm", result["warm"]),
+              "training_pages": {page: _times("cold", run) for page, run in result["training"].items()}}
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
     (SHOT_DIR / "lite_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     print("\nin-browser run:", json.dumps(report))
@@ -177,16 +186,19 @@ def _run_in_browser(base: str) -> dict:
             warm = _run_all(warm_page, lite_url)
             warm_page.close()
             context.close()
-            context = watched_context()  # the training page's short variant, cold
-            page = context.new_page()
-            _, training_url = _button(page, base + TRAINING_PAGE)
-            training = _run_all(page, training_url)
-            page.screenshot(path=str(SHOT_DIR / "lite__alem__transformer_treinado.png"), full_page=False)
-            context.close()
+            training, training_urls = {}, {}
+            for rel in HEAVY:  # each training page's short variant, cold
+                context = watched_context()
+                page = context.new_page()
+                _, training_urls[rel] = _button(page, f"{base}{rel}.html")
+                training[rel] = _run_all(page, training_urls[rel])
+                page.screenshot(path=str(SHOT_DIR / f"lite__{rel.removeprefix('book/').replace('/', '__')}.png"),
+                                full_page=False)
+                context.close()
         finally:
             browser.close()
     return {"label": label, "lite_url": lite_url, "cold": cold, "warm": warm, "training": training,
-            "training_url": training_url, "foreign": foreign, "failed": failed,
+            "training_urls": training_urls, "foreign": foreign, "failed": failed,
             "console_errors": console_errors, "base": base, "served": served}
 
 
@@ -196,6 +208,12 @@ def _button(page, url: str) -> tuple[str, str]:
     button = page.locator("a.btn-run-in-browser")
     href = button.get_attribute("href")
     return button.inner_text().strip(), page.evaluate("(h) => new URL(h, document.baseURI).href", href)
+
+
+def _error_text(error: dict) -> str:
+    """An error output as the reader sees it: the traceback, without the terminal colours."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.get("traceback") or
+                                                  [f"{error.get('ename')}: {error.get('evalue')}"]))
 
 
 def _times(prefix: str, run: dict) -> dict:
@@ -233,17 +251,29 @@ def test_every_cell_runs_in_the_browser_with_the_exercise_values(lite_run, run):
     assert any("image/png" in out.get("data", {}) for c in result["cells"] for out in c["outputs"]), "no figure"
 
 
+def _streams(cells, name=None) -> list[str]:
+    return ["".join(o["text"]) if isinstance(o["text"], list) else o["text"]
+            for c in cells for o in c["outputs"] if o["output_type"] == "stream" and name in (None, o["name"])]
+
+
+def test_every_training_page_has_its_expected_progress_lines():
+    assert set(TRAINING_PROGRESS) == set(HEAVY)
+
+
 @pytest.mark.site
-def test_a_training_page_short_variant_runs_to_its_last_cell_showing_progress(lite_run):
-    result = lite_run["training"]
-    assert "path=book/alem/transformer_treinado.ipynb" in lite_run["training_url"]
-    assert not result["errors"], result["errors"]
+@pytest.mark.parametrize("rel", sorted(TRAINING_PROGRESS))
+def test_a_training_page_short_variant_runs_to_its_last_cell_showing_progress(lite_run, rel):
+    result = lite_run["training"][rel]
+    assert f"path={rel}.ipynb" in lite_run["training_urls"][rel]
+    assert not result["errors"], "\n".join(_error_text(e) for e in result["errors"])
     assert result["cells"] and all(c["count"] is not None for c in result["cells"]), "a cell did not run"
-    streams = ["".join(o["text"]) if isinstance(o["text"], list) else o["text"]
-               for c in result["cells"] for o in c["outputs"] if o["output_type"] == "stream"]
-    # the training cell's progress line (tqdm, one per model) reached its last step
-    assert any(re.search(r"reverse: 100%.*\b75/75\b", text) for text in streams), streams
-    assert any(re.search(r"count: 100%.*\b225/225\b", text) for text in streams), streams
+    stderr = _streams(result["cells"], "stderr")
+    assert not [t for t in stderr if "Warning" in t], stderr  # tqdm writes its lines to stderr too
+    streams = _streams(result["cells"])
+    # each training job's progress line (tqdm) reached its last step; a label starts its line
+    for label, steps in TRAINING_PROGRESS[rel]:
+        pattern = rf"(?:^|[\r\n]){re.escape(label)}: 100%[^\r\n]*\b{steps}/{steps}\b"
+        assert any(re.search(pattern, text) for text in streams), (label, steps, streams)
     assert any("image/png" in out.get("data", {}) for c in result["cells"] for out in c["outputs"]), "no figure"
 
 
