@@ -66,8 +66,6 @@ book: $(BOOK_STAMP) $(MATHJAX_STAMP) $(LITE_STAMP)
 	@if [ -e _build/html/_modules/index.html ] && \
 		[ -n "$$(find tools _config.yml -type f -newer _build/html/_modules/index.html | head -1)" ]; then \
 		rm -rf _build/html/_modules; fi
-	@# the pages that miss the execution cache, two at a time (myst-nb alone executes them one by one)
-	$(BIN)/python tools/execute_pages.py _build/.jupyter_cache
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python tools/export_executed.py _build
 	$(BIN)/python tools/build_lite.py _build
