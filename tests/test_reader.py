@@ -104,10 +104,13 @@ FONT_CACHE_NOTE = re.compile(r"building the font cache", re.I)
 def test_in_browser_runs_do_not_print_matplotlib_font_cache_note(lite_run):  # noqa: F811 (fixture)
     """Every in-browser run builds Matplotlib's font cache (a fresh Pyodide file system), and Matplotlib
     says so on stderr in the cell that first imports it; the notebooks' setup cell silences that note
-    (tools/sphinx_site/downloads.py). Checked in test_lite's runs: Ex 1 cold and warm, the training page."""
+    (tools/sphinx_site/downloads.py). Checked in test_lite's runs: Ex 1 cold and warm, and the short
+    variant of every training page."""
+    runs = {"cold": lite_run["cold"], "warm": lite_run["warm"], **lite_run["training"]}
+    assert len(runs) > 3, f"no training-page run in test_lite's fixture: {sorted(runs)}"
     shown = {}
-    for run in ("cold", "warm", "training"):
-        cells = lite_run[run]["cells"]
+    for run, result in runs.items():
+        cells = result["cells"]
         assert any(c["outputs"] for c in cells), f"{run}: no cell output at all: the check measured nothing"
         notes = [i for i, c in enumerate(cells) if FONT_CACHE_NOTE.search(_text([c]))]
         if notes:
