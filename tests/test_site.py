@@ -8,13 +8,14 @@ of the URL the build used (``site-identity.json`` next to the HTML directory, to
 
 One crawl visits every HTML page of the build (each in a fresh browser context, so sizes are cold-
 cache sizes); the tests below then assert on what it recorded. Every page is visited twice: at a
-desktop viewport (1280 x 900) and at a phone's (390 x 844, screenshots ``*--phone.png``). Each visit
+desktop viewport (1280 x 900) and at a phone's (390 x 844, screenshots ``*--phone.jpg``). Each visit
 runs axe-core (npm ``axe-core``, pinned in ``package-lock.json``, injected into the page).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gzip
 import hashlib
@@ -206,9 +207,13 @@ AXE_RUN_JS = """async () => {
       nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ') + ': ' + (n.failureSummary || '').slice(0, 200))}));
 }"""
 
-# Figures load lazily (loading="lazy"): after the first-visit sizes are taken, scroll through the page
-# so that every image loads before the DOM is read and the full-page screenshot is taken.
+# Figures load lazily (loading="lazy"): after the first-visit sizes are taken, every image is asked for
+# at once (a lazy image set to eager loads at once) and the page is scrolled through to its end, so that
+# every image has loaded before the DOM is read and the full-page screenshot is taken. (Scrolling alone
+# is not enough: on a busy machine a 20 ms step can pass without a frame, an image far from the final
+# scroll position is then never asked for, and the wait below never ends.)
 LOAD_ALL_JS = """async () => {
+  for (const i of document.images) { if (i.loading === 'lazy') i.loading = 'eager'; }
   for (let y = 0; y < document.documentElement.scrollHeight; y += window.innerHeight) {
     window.scrollTo(0, y);
     await new Promise((r) => setTimeout(r, 20));
@@ -300,8 +305,13 @@ def visits_context(*paths: Path) -> str:
     return hashlib.sha256(b"".join(p.read_bytes() for p in paths) + chromium_version().encode()).hexdigest()
 
 
+# Full-page screenshots (the CI job's "screenshots" artifact, for a reviewer's eyes; no test reads them)
+# as JPEG: Chromium encodes a page-long JPEG in half the time of a PNG, at about the same size.
+SHOT_SUFFIX, SHOT_QUALITY = ".jpg", 85
+
+
 def _shot_name(rel: str, suffix: str = "") -> str:
-    return rel.replace("/", "__").removesuffix(".html") + suffix + ".png"
+    return rel.replace("/", "__").removesuffix(".html") + suffix + SHOT_SUFFIX
 
 
 def _browser_favicon(request_url: str) -> bool:
@@ -364,48 +374,72 @@ async def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", v
             await page.add_script_tag(path=str(AXE_JS))
             visit.axe = await page.evaluate(AXE_RUN_JS)
         if shot:
-            await page.screenshot(path=str(_shot_path(rel, color_scheme, viewport)), full_page=True)
+            await page.screenshot(path=str(_shot_path(rel, color_scheme, viewport)), full_page=True,
+                                  type="jpeg", quality=SHOT_QUALITY)
     finally:
         await context.close()
     return visit
 
 
-# Pages visited at the same time, each in its own context of the one browser (contexts share nothing:
-# every size is a cold one). One by default: with several, a page that is not in front can wait for
-# ever on its lazy images in LOAD_ALL_JS (seen with 4, with and without Chromium's anti-throttling
-# flags), so SITE_CRAWL_CONTEXTS > 1 is an experiment, not the default.
-CRAWL_CONTEXTS = int(os.environ.get("SITE_CRAWL_CONTEXTS", "1"))
+# Browsers the crawl uses at once, each its own Chromium process showing one page at a time (so the
+# visited page is always the one in front, and contexts share nothing: every size is a cold one).
+# Visits mostly wait (on the network idle time, on timers, on the screenshot's encoding), so two
+# processes overlap those waits even on two busy cores.
+CRAWL_BROWSERS = int(os.environ.get("SITE_CRAWL_BROWSERS", "2"))
 VISIT_TIMEOUT_S = 300
+
+
+class BrowserPool:
+    """Up to ``size`` Chromium processes, each launched when a visit first needs it (none when every
+    visit's result is kept); ``async with pool.lease() as browser`` lends one to a single visit."""
+
+    def __init__(self, pw, size: int):
+        self.pw, self.size, self.launched, self.browsers, self.free = pw, size, 0, [], asyncio.Queue()
+
+    @contextlib.asynccontextmanager
+    async def lease(self):
+        if self.free.empty() and self.launched < self.size:
+            self.launched += 1
+            browser = await self.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            self.browsers.append(browser)
+        else:
+            browser = await self.free.get()
+        try:
+            yield browser
+        finally:
+            self.free.put_nowait(browser)
+
+    async def close(self):
+        await asyncio.gather(*(b.close() for b in self.browsers))
 
 
 async def _crawl(base: str) -> tuple[dict, dict, dict]:
     from playwright.async_api import async_playwright
-
-    limit = asyncio.Semaphore(CRAWL_CONTEXTS)
 
     async def visit(rel, color_scheme="light", viewport="desktop"):
         name = f"site visit {rel} {color_scheme} {viewport}"
         kept = kept_result(name, context, base)
         if kept is not None and _shot_path(rel, color_scheme, viewport).is_file():
             return PageVisit(**kept)
-        async with limit:  # a visit that hangs fails the crawl instead of stalling it
+        async with pool.lease() as browser:  # a visit that hangs fails the crawl instead of stalling it
             result = await asyncio.wait_for(
                 _visit(browser, base, rel, color_scheme=color_scheme, viewport=viewport), VISIT_TIMEOUT_S)
         keep_result(name, context, base, result.resources, asdict(result))
         return result
 
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        pool = BrowserPool(pw, CRAWL_BROWSERS)
         context = visits_context(Path(__file__), AXE_JS)
         try:
             pages = _site_pages()
             desktop = await asyncio.gather(*(visit(rel) for rel in pages))
-            phone = await asyncio.gather(*(visit(rel, viewport="phone") for rel in pages))
             visits = dict(zip(pages, desktop, strict=True))
             with_figures = [rel for rel, v in visits.items() if any(img["isFigure"] for img in v.facts["imgs"])]
-            dark = await asyncio.gather(*(visit(rel, color_scheme="dark") for rel in with_figures))
+            later = await asyncio.gather(*(visit(rel, viewport="phone") for rel in pages),
+                                         *(visit(rel, color_scheme="dark") for rel in with_figures))
+            phone, dark = later[:len(pages)], later[len(pages):]
         finally:
-            await browser.close()
+            await pool.close()
     return visits, dict(zip(pages, phone, strict=True)), dict(zip(with_figures, dark, strict=True))
 
 
@@ -431,8 +465,8 @@ def crawl():
         server.server_close()
     shots = {_shot_path(v.rel, scheme, v.viewport).name
              for scheme, group in (("light", visits), ("light", phone), ("dark", dark)) for v in group.values()}
-    for old in SHOT_DIR.glob("*.png"):  # screenshots of pages that no longer exist
-        if old.name not in shots and not old.name.startswith("lite__"):
+    for old in [*SHOT_DIR.glob("*.png"), *SHOT_DIR.glob("*" + SHOT_SUFFIX)]:  # of pages no longer there
+        if old.name not in shots and not old.name.startswith("lite__"):  # (or of an older format)
             old.unlink()
     report = {
         "pages_crawled": len(visits),
