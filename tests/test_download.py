@@ -6,13 +6,22 @@ virtual environment with numpy, matplotlib, pandas and ipykernel (the book's pin
 ``attn`` or myst-nb, in a folder outside the repository, with the site served locally (the setup
 cell's Pages URL, the one the build used, is pointed at the local server). It must complete, and its text outputs must be
 the site's (the executed notebook that nbval checks, ``_build/jupyter_execute``).
+
+The environment is installed from the registry once per set of pins, as a pristine template
+(``_build/.download-venv-<key>/``, the key hashing the pins, the constraints and the interpreter; a
+fresh clone builds it on its first run), and every run gets its own copy of it, checked to be
+a virtual environment of its own (``sys.prefix``) without ``attn`` or myst-nb. The setup cell installs ``attn``
+into the copy only: the template is checked to be byte-for-byte what it was before (every file's
+size and mtime), and one that changed is rebuilt.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -78,16 +87,63 @@ def test_the_setup_cell_is_not_on_the_rendered_page():
     assert attn_wheel_name() not in html and "find_spec" not in html
 
 
+def _template_key() -> str:
+    recipe = [sys.version, sys.base_prefix, *_pins(), (ROOT / "constraints.txt").read_text(encoding="utf-8")]
+    return hashlib.sha256("\n".join(recipe).encode()).hexdigest()[:16]
+
+
+MANIFEST = "manifest.json"  # next to the template's venv/, written once the template is complete
+
+
+def _manifest(env_dir: Path) -> dict[str, list[int]]:
+    """Every file and link of an environment: its size and mtime (a changed template shows here)."""
+    files = {}
+    for top, _, names in os.walk(env_dir):  # does not descend into linked folders (lib64 -> lib)
+        for name in names:
+            stat = os.lstat(path := os.path.join(top, name))
+            files[os.path.relpath(path, env_dir)] = [stat.st_size, stat.st_mtime_ns]
+    return files
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """A hard link where the file system allows it (no byte is copied), else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _template() -> Path:
+    """The pristine environment for these pins: built from the registry on first use, then reused."""
+    home = BUILD / f".download-venv-{_template_key()}"
+    env_dir = home / "venv"
+    if (home / MANIFEST).is_file():
+        if json.loads((home / MANIFEST).read_text(encoding="utf-8")) == _manifest(env_dir):
+            return env_dir
+    for old in BUILD.glob(".download-venv-*"):  # other pins' templates, an unfinished or a changed one
+        shutil.rmtree(old)
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "--quiet",
+                    "--disable-pip-version-check", "-c", str(ROOT / "constraints.txt"), *_pins()], check=True)
+    (home / MANIFEST).write_text(json.dumps(_manifest(env_dir)), encoding="utf-8")  # complete
+    return env_dir
+
+
 @pytest.fixture(scope="module")
 def fresh_python(tmp_path_factory) -> Path:
+    template = _template()  # its manifest checked
     env_dir = tmp_path_factory.mktemp("fresh") / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
+    shutil.copytree(template, env_dir, symlinks=True, copy_function=_link_or_copy)
     python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    "-c", str(ROOT / "constraints.txt"), *_pins()], check=True)
-    probe = subprocess.run([str(python), "-c", "import attn"], cwd=env_dir, capture_output=True)
-    assert probe.returncode != 0, "attn must not be importable in the fresh environment"
-    return python
+    probe = subprocess.run(
+        [str(python), "-I", "-c", "import importlib.util as u, sys; "
+         "print(sys.prefix, u.find_spec('attn') is None, u.find_spec('myst_nb') is None, sep='\\n')"],
+        cwd=env_dir, capture_output=True, text=True, check=True)
+    assert probe.stdout.split("\n")[:3] == [str(env_dir), "True", "True"], \
+        f"not a fresh environment of its own without attn and myst-nb: {probe.stdout!r}"
+    yield python
+    recorded = json.loads((template.parent / MANIFEST).read_text(encoding="utf-8"))
+    assert _manifest(template) == recorded, "the run changed a file of the template environment"
 
 
 @pytest.fixture(scope="module")
