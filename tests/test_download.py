@@ -8,7 +8,7 @@ cell's Pages URL, the one the build used, is pointed at the local server). It mu
 the site's (the executed notebook that nbval checks, ``_build/jupyter_execute``).
 
 The environment is made once per set of pins, as a pristine template (``_build/.download-venv-<key>/``,
-the key hashing the pins, the constraints and the interpreter; a fresh clone makes it on its first
+the key hashing the pins, the constraints, the interpreter and this file; a fresh clone makes it on its first
 run): a new virtual environment holding a copy of exactly the files that the test environment's
 numpy, matplotlib, pandas, ipykernel, their requirements and pip installed (the same pins, with no
 registry round trip). Every run gets its own copy of the template (hard links), checked to be a
@@ -93,7 +93,8 @@ def test_the_setup_cell_is_not_on_the_rendered_page():
 
 
 def _template_key() -> str:
-    recipe = [sys.version, sys.base_prefix, *_pins(), (ROOT / "constraints.txt").read_text(encoding="utf-8")]
+    recipe = [sys.version, sys.base_prefix, *_pins(), (ROOT / "constraints.txt").read_text(encoding="utf-8"),
+              Path(__file__).read_text(encoding="utf-8")]  # this file makes the template
     return hashlib.sha256("\n".join(recipe).encode()).hexdigest()[:16]
 
 
