@@ -117,6 +117,18 @@ def _run_all(page, url: str) -> dict:
 ATTACHMENT = "attachment:"
 
 
+# Each run is kept between runs on its own (tests/test_site.py, "visits kept between runs"): Ex 1 (the
+# cold run and the warm one, which needs the cold run's cache), then each training page's short
+# variant. A run is made again only when a file it was served, the in-browser app (_app_files) or
+# this code changed, so an edit of one page re-runs that page's run at most (tools/build_lite.py
+# leaves every other page's files byte-identical).
+EX1 = "ex1"
+
+
+def _run_name(run: str) -> str:
+    return f"in-browser run {run}"
+
+
 @pytest.fixture(scope="module")
 def lite_run():  # used by the browser tests only (marked "site")
     if not (HTML_DIR / "lite" / "notebooks" / "index.html").is_file():
@@ -124,24 +136,33 @@ def lite_run():  # used by the browser tests only (marked "site")
     server = ThreadingHTTPServer(("127.0.0.1", 0), CachingPagesHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
-    # kept between runs while every file the run was served, the in-browser app and this code are the
-    # same (tests/test_site.py, "visits kept between runs")
     context = visits_context(Path(__file__), Path(test_site.__file__))
     try:
-        result = kept_result("in-browser run", context, base)
-        if result is None:
-            result = _run_in_browser(base)
-            opened = [f"{LITE_DIR}/files/{Path(page).with_suffix('.ipynb')}" for page in (PAGE, *HEAVY)]
-            keep_result("in-browser run", context, base, [*result["served"], *_app_files(), *opened], result)
+        runs = {run: kept_result(_run_name(run), context, base) for run in (EX1, *HEAVY)}
+        todo = [run for run, kept in runs.items() if kept is None]
+        print(f"\nin-browser runs: {len(todo)} to make ({', '.join(todo) or 'none'}), "
+              f"{len(runs) - len(todo)} kept")
+        if todo:
+            app = _app_files()
+            for run, result in _run_in_browser(base, todo).items():
+                opened = f"{LITE_DIR}/files/{Path(PAGE if run == EX1 else run).with_suffix('.ipynb')}"
+                keep_result(_run_name(run), context, base, [*result["served"], *app, opened], result)
+                runs[run] = result
     finally:
         server.shutdown()
         server.server_close()
+    ex1 = runs[EX1]
+    result = {"label": ex1["label"], "lite_url": ex1["lite_url"], "cold": ex1["cold"], "warm": ex1["warm"],
+              "training": {rel: runs[rel]["run"] for rel in HEAVY},
+              "training_urls": {rel: runs[rel]["url"] for rel in HEAVY}, "base": base,
+              **{key: [item for run in runs.values() for item in run[key]]
+                 for key in ("foreign", "failed", "console_errors", "served")}}
     report = {"page": PAGE, "lite_url": result["lite_url"], **_times("cold", result["cold"]),
               **_times("warm", result["warm"]),
               "training_pages": {page: _times("cold", run) for page, run in result["training"].items()}}
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
     (SHOT_DIR / "lite_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print("\nin-browser run:", json.dumps(report))
+    print("in-browser run:", json.dumps(report))
     return result
 
 
@@ -151,55 +172,51 @@ def _app_files() -> list[str]:
             if p.is_file() and p.suffix != ".ipynb" and "api" not in p.relative_to(HTML_DIR / LITE_DIR).parts[:1]]
 
 
-def _run_in_browser(base: str) -> dict:
+def _run_in_browser(base: str, runs: list[str]) -> dict[str, dict]:
+    """Make each of ``runs`` (EX1, a training page of HEAVY) in one browser, each in fresh contexts
+    (an empty browser cache); each run's result with what it was served and what went wrong."""
     from playwright.sync_api import sync_playwright
 
-    foreign, failed, console_errors, served = [], [], [], []
+    results = {}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             origin = base[: -len(PREFIX)] + "/"
+            for run in runs:
+                record = results[run] = {"foreign": [], "failed": [], "console_errors": [], "served": []}
 
-            def on_request(req):
-                # Same origin, not only the project path: JupyterLite's service worker pings
-                # <origin>/api/service-worker-heartbeat (a harmless 404 on GitHub Pages too).
-                if not req.url.startswith((origin, "data:", "blob:", "about:", ATTACHMENT)):
-                    foreign.append(req.url)
-                elif (file := _served_file(req.url)) is not None:
-                    served.append(file)
+                def on_request(req, record=record):
+                    # Same origin, not only the project path: JupyterLite's service worker pings
+                    # <origin>/api/service-worker-heartbeat (a harmless 404 on GitHub Pages too).
+                    if not req.url.startswith((origin, "data:", "blob:", "about:", ATTACHMENT)):
+                        record["foreign"].append(req.url)
+                    elif (file := _served_file(req.url)) is not None:
+                        record["served"].append(file)
 
-            def watched_context():  # a fresh context: an empty browser cache
                 context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
                 context.on("request", on_request)
-                context.on("requestfailed", lambda r: r.url.startswith(ATTACHMENT)
-                           or failed.append(f"{r.url} ({r.failure})"))
-                context.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
-                return context
-
-            context = watched_context()
-            page = context.new_page()
-            label, lite_url = _button(page, base + PAGE)
-            cold = _run_all(page, lite_url)
-            page.screenshot(path=str(SHOT_DIR / "lite__atividade4__ex1.png"), full_page=False)
-            page.close()
-            warm_page = context.new_page()
-            warm = _run_all(warm_page, lite_url)
-            warm_page.close()
-            context.close()
-            training, training_urls = {}, {}
-            for rel in HEAVY:  # each training page's short variant, cold
-                context = watched_context()
+                context.on("requestfailed", lambda r, record=record: r.url.startswith(ATTACHMENT)
+                           or record["failed"].append(f"{r.url} ({r.failure})"))
+                context.on("console", lambda m, record=record: m.type == "error"
+                           and record["console_errors"].append(m.text))
                 page = context.new_page()
-                _, training_urls[rel] = _button(page, f"{base}{rel}.html")
-                training[rel] = _run_all(page, training_urls[rel])
-                page.screenshot(path=str(SHOT_DIR / f"lite__{rel.removeprefix('book/').replace('/', '__')}.png"),
-                                full_page=False)
+                if run == EX1:  # cold, then warm in the same context (its cache filled by the cold run)
+                    record["label"], record["lite_url"] = _button(page, base + PAGE)
+                    record["cold"] = _run_all(page, record["lite_url"])
+                    page.screenshot(path=str(SHOT_DIR / "lite__atividade4__ex1.png"), full_page=False)
+                    page.close()
+                    warm_page = context.new_page()
+                    record["warm"] = _run_all(warm_page, record["lite_url"])
+                    warm_page.close()
+                else:  # a training page's short variant, cold
+                    _, record["url"] = _button(page, f"{base}{run}.html")
+                    record["run"] = _run_all(page, record["url"])
+                    page.screenshot(path=str(SHOT_DIR / f"lite__{run.removeprefix('book/').replace('/', '__')}.png"),
+                                    full_page=False)
                 context.close()
         finally:
             browser.close()
-    return {"label": label, "lite_url": lite_url, "cold": cold, "warm": warm, "training": training,
-            "training_urls": training_urls, "foreign": foreign, "failed": failed,
-            "console_errors": console_errors, "base": base, "served": served}
+    return results
 
 
 def _button(page, url: str) -> tuple[str, str]:
