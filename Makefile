@@ -11,7 +11,7 @@ LITE_STAMP := $(VENV)/.lite-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
 ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
-.PHONY: book test unit site nbval nbval-changed site-changed rehearsal rehearse-unit rehearse-site \
+.PHONY: book test unit site nbval nbval-changed rehearsal rehearse-unit rehearse-site \
 	rehearse-nbval lint sysdeps clean bench copy-task \
 	transformer mathjax lab lite lighthouse
 
@@ -80,6 +80,11 @@ sysdeps:
 		$$SUDO apt-get update -qq && \
 		$$SUDO apt-get install -y -qq chromium shellcheck default-jre-headless >/dev/null; fi
 
+# `make test FULL=1`: every test and every notebook runs, none left out as unchanged (tests/_memo.py).
+ifdef FULL
+export MEMO := 0
+endif
+
 # The test stages. CI runs each as its own job over the build job's artifact (no second build);
 # `make test` runs them here after `make book`, all three at once.
 SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py -m site \
@@ -111,12 +116,14 @@ rehearsal: $(DEV_STAMP) sysdeps
 
 # `make test`: book, then the three test stages side by side.
 # * On a fresh clone (a clean tree whose stages never passed here: CI's case), each stage runs as its
-#   workflow job, rehearsed on a fresh clone plus the build's artifact; nothing runs twice. Their pass
-#   is then recorded, so the next `make test` is incremental.
-# * Otherwise each stage re-runs only what changed, by content (tools/stages.py): nbval re-executes
-#   only the notebooks whose code, outputs or dependencies (attn/, pins) changed, so a prose edit
-#   re-executes nothing; the browser stage runs when any file of the built site or of its tests
-#   changed. Unit, property, oracle, hygiene, lint, workflow and publish tests always run.
+#   workflow job, rehearsed on a fresh clone plus the build's artifact; nothing runs twice. What the
+#   jobs kept (the notebooks' pass, the tests' records, the browser visits) is then taken over, so the
+#   next `make test` is incremental.
+# * Otherwise each stage re-runs only what changed, by content: nbval re-executes only the notebooks
+#   whose code, outputs or dependencies (attn/, pins) changed (tools/stages.py), so a prose edit
+#   re-executes nothing; the unit and browser stages leave out each test that passed before on
+#   byte-identical inputs: the code, the files it read, the pages the local server sent it
+#   (tests/_memo.py). A test that starts a process (other than the browser) always runs.
 # The browser stage mostly waits on the browser, so it shares the cores with the other two;
 # --output-sync keeps each stage's log in one piece.
 test: $(DEV_STAMP) sysdeps book
@@ -124,20 +131,16 @@ test: $(DEV_STAMP) sysdeps book
 		[ ! -d _build/.stage-keys ]; then \
 		echo "make test: a fresh clone: the three stages run as the workflow's jobs (tests/ci_rehearsal.py)"; \
 		$(MAKE) --no-print-directory rehearsal && \
-		$(BIN)/python tools/stages.py pass nbval && $(BIN)/python tools/stages.py pass site; \
+		$(BIN)/python tools/stages.py pass nbval && $(BIN)/python tests/ci_rehearsal.py --adopt; \
 	else \
-		$(MAKE) --no-print-directory -j3 --output-sync=target nbval-changed unit site-changed; fi
+		$(MAKE) --no-print-directory -j3 --output-sync=target nbval-changed unit site; fi
 
 nbval-changed: $(DEV_STAMP)
-	@todo="$$($(BIN)/python tools/stages.py todo nbval)"; \
+	@todo="$$(if [ -n "$(FULL)" ]; then find _build/jupyter_execute -name '*.ipynb' | sort; \
+		else $(BIN)/python tools/stages.py todo nbval; fi)"; \
 	if [ -z "$$todo" ]; then echo "nbval: every executed notebook passed as it is now"; else \
 		echo "nbval: $$(echo $$todo | wc -w) notebook(s) changed"; \
 		$(NBVAL_TEST) $$todo && $(BIN)/python tools/stages.py pass nbval $$todo; fi
-
-site-changed: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)
-	@if [ -z "$$($(BIN)/python tools/stages.py todo site)" ]; then \
-		echo "browser stage: the built site and its tests are as they were when it last passed"; else \
-		$(SITE_TEST) && $(BIN)/python tools/stages.py pass site; fi
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check attn tests tools bench

@@ -25,7 +25,7 @@ Stand-ins, each for a value the workflow sets that cannot work offline here:
 wheel, so the rehearsal keeps it instead.
 
 ``python tests/ci_rehearsal.py [JOB ...]`` rehearses the named test jobs (default: all) and prints
-each step's time; ``tests/test_ci_rehearsal.py`` is the test.
+each step's time; ``--adopt`` copies back what the jobs kept (``ADOPTED``); ``tests/test_ci_rehearsal.py`` is the test.
 """
 
 from __future__ import annotations
@@ -407,7 +407,29 @@ def _run_step(step, index, ctx, env, spec, wf, workspace, runner_temp, root, cac
 # --------------------------------------------------------------------------- command line
 
 
+# What a rehearsed job leaves that also holds here: results keyed on their own inputs' bytes (the
+# tests' records, tests/_memo.py; the browser visits and their screenshots, tests/test_site.py), so
+# the first incremental `make test` after a fresh-clone one reuses them instead of running all again.
+ADOPTED = ("_build/.stage-keys/tests", "_build/.browser-visits", "_build/screenshots")
+
+
+def adopt(root: Path = ROOT, jobs=None) -> int:
+    """Copy into ``root`` what each rehearsed job's workspace kept (ADOPTED); return the file count."""
+    count = 0
+    for job in jobs or test_jobs(load()):
+        workspace = rehearsal_base(root) / job / "workspace" / root.name
+        for rel in ADOPTED:
+            source = workspace / rel
+            if source.is_dir():
+                shutil.copytree(source, root / rel, dirs_exist_ok=True)
+                count += sum(1 for p in source.rglob("*") if p.is_file())
+    return count
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--adopt"]:
+        print(f"adopted {adopt()} kept result file(s) from the rehearsed jobs' workspaces")
+        return 0
     wf = load()
     jobs = argv or test_jobs(wf)
     failed = False

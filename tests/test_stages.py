@@ -75,20 +75,7 @@ def test_todo_lists_a_notebook_until_it_passes_and_again_when_it_changes(tmp_pat
     assert todo() == ["jupyter_execute/page.ipynb"]
 
 
-def test_site_key_follows_every_file_of_the_site(tmp_path, monkeypatch):
-    html = tmp_path / "_build" / "html"
-    (html / "lite").mkdir(parents=True)
-    (html / "index.html").write_text("<p>a</p>", encoding="utf-8")
-    (html / "lite" / "app.js").write_text("1", encoding="utf-8")
-    monkeypatch.setattr(stages, "ROOT", tmp_path)
-    monkeypatch.setattr(stages, "BUILD", tmp_path / "_build")
-    key = stages.site_key()
-    assert stages.site_key() == key  # the same bytes, the same key (mtimes play no part)
-    (html / "lite" / "app.js").write_text("2", encoding="utf-8")
-    assert stages.site_key() != key
-
-
-@pytest.mark.parametrize("argv", [[], ["todo"], ["run", "nbval"], ["todo", "unit"]])
+@pytest.mark.parametrize("argv", [[], ["todo"], ["run", "nbval"], ["todo", "unit"], ["todo", "site"]])
 def test_bad_usage_is_refused(argv, capsys):
     assert stages.main(argv) == 2
 

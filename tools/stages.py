@@ -1,20 +1,17 @@
-"""Content keys of `make test`'s slow stages: what each one checks, hashed, so a stage re-runs exactly
-when something it checks has changed (file contents, never modification times: a rebuild that writes
-the same bytes changes nothing).
+"""Content keys of `make test`'s nbval stage: what it checks, hashed, so a notebook is re-executed
+exactly when something it checks has changed (file contents, never modification times: a rebuild that
+writes the same bytes changes nothing). The unit and browser stages keep one record per test instead
+(tests/_memo.py).
 
-* ``nbval``: one key per executed notebook (``_build/jupyter_execute``): its code cells (source,
-  tags, outputs), kernelspec, and what re-executing it depends on: ``attn/``, the pins and
-  ``tests/nbval_sanitize.cfg``. Markdown cells are not part of it (nbval compares code-cell outputs
-  only), so a prose edit re-executes nothing.
-* ``site``: one key for the browser stage: every file of the built site (``_build/html``), the test
-  files of the stage and the pinned browser-side tools (``package-lock.json``).
+One key per executed notebook (``_build/jupyter_execute``): its code cells (source, tags, outputs),
+kernelspec, and what re-executing it depends on: ``attn/``, the pins and ``tests/nbval_sanitize.cfg``.
+Markdown cells are not part of it (nbval compares code-cell outputs only), so a prose edit
+re-executes nothing.
 
 Usage (the Makefile's)::
 
     python tools/stages.py todo nbval     # the notebooks whose key differs from the last pass
     python tools/stages.py pass nbval NOTEBOOK...   # record that these passed
-    python tools/stages.py todo site      # prints "site" when the stage must run
-    python tools/stages.py pass site
 """
 from __future__ import annotations
 
@@ -29,8 +26,6 @@ EXECUTED = BUILD / "jupyter_execute"
 STAMPS = BUILD / ".stage-keys"
 NBVAL_DEPENDS = ("attn/*.py", "pyproject.toml", "constraints.txt", "requirements*.txt",
                  "tests/nbval_sanitize.cfg")
-SITE_DEPENDS = ("tests/test_site.py", "tests/test_lite.py", "tests/test_html_valid.py",
-                "tests/test_reader.py", "package-lock.json", "tools/build_lite.py")
 
 
 def _files_digest(patterns, digest) -> None:
@@ -48,18 +43,6 @@ def nbval_key(notebook: Path) -> str:
     return digest.hexdigest()
 
 
-def site_key() -> str:
-    digest = hashlib.sha256()
-    html = BUILD / "html"
-    for path in sorted(p for p in html.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(html).as_posix().encode() + b"\0")
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-    _files_digest(SITE_DEPENDS, digest)
-    return digest.hexdigest()
-
-
 def _stamp(stage: str, name: str) -> Path:
     return STAMPS / stage / (name.replace("/", "__") + ".key")
 
@@ -68,24 +51,17 @@ def _notebooks(args: list[str]) -> list[Path]:
     return [Path(a).resolve() for a in args] if args else sorted(EXECUTED.rglob("*.ipynb"))
 
 
-def _key(stage: str, item: Path | None) -> tuple[str, str]:
-    if stage == "nbval":
-        return item.relative_to(EXECUTED).as_posix(), nbval_key(item)
-    return "site", site_key()
-
-
 def main(argv: list[str]) -> int:
-    if len(argv) < 2 or argv[0] not in ("todo", "pass") or argv[1] not in ("nbval", "site"):
+    if len(argv) < 2 or argv[0] not in ("todo", "pass") or argv[1] != "nbval":
         print(__doc__, file=sys.stderr)
         return 2
     action, stage, rest = argv[0], argv[1], argv[2:]
-    items = _notebooks(rest) if stage == "nbval" else [None]
-    for item in items:
-        name, key = _key(stage, item)
+    for item in _notebooks(rest):
+        name, key = item.relative_to(EXECUTED).as_posix(), nbval_key(item)
         stamp = _stamp(stage, name)
         if action == "todo":
             if not stamp.is_file() or stamp.read_text(encoding="utf-8") != key:
-                print(item.relative_to(ROOT).as_posix() if item else name)
+                print(item.relative_to(ROOT).as_posix())
         else:
             stamp.parent.mkdir(parents=True, exist_ok=True)
             stamp.write_text(key, encoding="utf-8")
