@@ -89,8 +89,12 @@ endif
 # `make test` runs them here after `make book`, all three at once.
 SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py -m site \
 	-p no:cacheprovider --durations=12
-NBVAL_TEST = $(BIN)/python -m pytest \
-	--nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+# nbval over pytest-xdist workers, one notebook per worker at a time (each notebook has its own kernel;
+# the site's outputs and stated times come from the build, never from this re-execution).
+NBVAL_JOBS ?= 2
+NBVAL_ARGS = --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	-p no:cacheprovider
+NBVAL_TEST = $(BIN)/python -m pytest -n $(NBVAL_JOBS) $(NBVAL_ARGS)
 
 # The unit stage over pytest-xdist workers, one test file per worker (module fixtures run once).
 UNIT_JOBS ?= 2
@@ -139,8 +143,9 @@ nbval-changed: $(DEV_STAMP)
 	@todo="$$(if [ -n "$(FULL)" ]; then find _build/jupyter_execute -name '*.ipynb' | sort; \
 		else $(BIN)/python tools/stages.py todo nbval; fi)"; \
 	if [ -z "$$todo" ]; then echo "nbval: every executed notebook passed as it is now"; else \
-		echo "nbval: $$(echo $$todo | wc -w) notebook(s) changed"; \
-		$(NBVAL_TEST) $$todo && $(BIN)/python tools/stages.py pass nbval $$todo; fi
+		count=$$(echo $$todo | wc -w); echo "nbval: $$count notebook(s) changed"; \
+		$(BIN)/python -m pytest -n $$([ $$count -gt 1 ] && echo $(NBVAL_JOBS) || echo 0) $(NBVAL_ARGS) $$todo && \
+		$(BIN)/python tools/stages.py pass nbval $$todo; fi
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check attn tests tools bench

@@ -1,7 +1,10 @@
 """attn.backprop and attn.transformer: finite differences (float64), exact zeros under masks, PyTorch autograd oracles.
 
 Finite differences: central, step 1e-6, relative error ``|num - ana| / (|num| + |ana|)`` (norms over the
-whole array) below 1e-6 for every parameter and every input. Oracles: torch.nn.MultiheadAttention,
+whole array) below 1e-6 for every parameter and every input. The whole-model checks perturb the loss
+alone (the same forward and cross-entropy as ``loss_and_grads``, equal to its loss bit for bit, without
+its backward) on a model as small as still has every parameter kind and every path (2 layers, 2 heads,
+padding). Oracles: torch.nn.MultiheadAttention,
 torch.nn.LayerNorm, torch.nn.TransformerEncoderLayer (dropout 0, attention biases zero) and a whole
 torch model built from the same weights, gradients compared with autograd's.
 """
@@ -165,8 +168,8 @@ def test_fd_softmax_cross_entropy_with_weight():
     assert loss == pytest.approx(expected, rel=1e-12)
 
 
-def float64_model(scaled=True, positional=True, seed=1):
-    model = TransformerEncoder(7, 5, d_model=8, num_heads=2, d_ff=16, num_layers=2, max_len=10,
+def float64_model(scaled=True, positional=True, seed=1, d_model=8, d_ff=16):
+    model = TransformerEncoder(7, 5, d_model=d_model, num_heads=2, d_ff=d_ff, num_layers=2, max_len=10,
                                positional=positional, scaled=scaled, seed=seed, dtype=np.float64)
     rng = np.random.default_rng(seed + 100)
     for k, v in model.params.items():  # move biases and norms away from 0 and 1
@@ -177,14 +180,22 @@ def float64_model(scaled=True, positional=True, seed=1):
     return model
 
 
+def model_loss(model, tokens, targets, lengths):
+    """The loss of ``loss_and_grads`` without its backward: its forward and its cross-entropy."""
+    logits, cache = model.forward(tokens, lengths)
+    return softmax_cross_entropy(logits, targets, cache["mask"])[0]
+
+
 @pytest.mark.parametrize("scaled, positional", [(True, True), (False, True), (True, False)])
 def test_fd_whole_model_every_parameter(scaled, positional):
-    model = float64_model(scaled, positional)
+    model = float64_model(scaled, positional, d_model=4, d_ff=8)  # d_k = 2: 365 parameters
     rng = np.random.default_rng(13)
     tokens, targets, lengths = rng.integers(0, 7, (3, 6)), rng.integers(0, 5, (3, 6)), np.array([6, 4, 2])
-    _, grads = model.loss_and_grads(tokens, targets, lengths)
+    loss, grads = model.loss_and_grads(tokens, targets, lengths)
+    assert model_loss(model, tokens, targets, lengths) == loss
+    assert set(grads) == set(model.params)
     for name, arr in model.params.items():
-        num = numeric_grad(lambda: model.loss_and_grads(tokens, targets, lengths)[0], arr)
+        num = numeric_grad(lambda: model_loss(model, tokens, targets, lengths), arr)
         assert_close_grad(num, grads[name], name)
 
 

@@ -10,6 +10,7 @@ The deploy job's input is checked on the same build: what ``actions/upload-pages
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import tarfile
 
@@ -171,3 +172,20 @@ def test_the_deploy_check_fails_on_an_incomplete_site():
     assert _missing_for_pages([m for m in members if not m.startswith("lite/")]) == [
         "lite/", "lite config", "lite wheel"]
     assert _missing_for_pages(members[1:]) == ["index.html"]
+
+
+def test_what_the_jobs_kept_is_taken_over_and_nothing_else(tmp_path):
+    root = tmp_path / "checkout"
+    base = ci_rehearsal.rehearsal_base(root)
+    try:
+        for job, rel in (("unit", "_build/.stage-keys/tests/a.json"), ("site", "_build/.browser-visits/v.json"),
+                         ("site", "_build/screenshots/p.png"), ("site", "_build/html/index.html")):
+            path = base / job / "workspace" / root.name / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(job, encoding="utf-8")
+        assert ci_rehearsal.adopt(root, jobs=["unit", "site", "nbval"]) == 3
+        assert (root / "_build/.stage-keys/tests/a.json").read_text(encoding="utf-8") == "unit"
+        assert (root / "_build/.browser-visits/v.json").is_file() and (root / "_build/screenshots/p.png").is_file()
+        assert not (root / "_build/html").exists()  # the build's own outputs are never copied back
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

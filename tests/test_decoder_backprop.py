@@ -1,7 +1,8 @@
 """attn.decoder_backprop and attn.encdec gradients: finite differences (float64), exact zeros, PyTorch oracles.
 
 Finite differences as in test_backprop.py (central, step 1e-6, relative error below 1e-6) for every
-parameter and every input of the decoder block and every parameter of the whole encoder–decoder.
+parameter and every input of the decoder block and every parameter of the whole encoder–decoder
+(its loss alone perturbed, on a model as small as still has every path: 2 layers, 2 heads, padding).
 Oracles: torch.nn.TransformerDecoderLayer and torch.nn.Transformer (dropout 0, norm_first=False,
 attention biases zero, no final norms) on the same weights, with the causal mask and both key padding
 masks in torch's convention (True = blocked). A deliberately wrong gradient fails the same check.
@@ -13,7 +14,7 @@ from test_backprop import assert_close_grad, numeric_grad, probe, t, torch_layer
 from test_decoder import block_params, random_model
 
 import attn
-from attn.backprop import ffn_backward, layer_norm_backward, multihead_backward
+from attn.backprop import ffn_backward, layer_norm_backward, multihead_backward, softmax_cross_entropy
 from attn.decoder_backprop import ATTENTION_KEYS, decoder_block_backward, decoder_block_forward
 
 
@@ -75,15 +76,22 @@ def test_fixture_a_wrong_gradient_fails_the_check():
         assert_close_grad(num, wrong, "memory")
 
 
+def model_loss(model, src, src_len, tgt_in, tgt_out, tgt_len):
+    """The loss of ``loss_and_grads`` without its backward: its forward and its cross-entropy."""
+    logits = model.forward(src, src_len, tgt_in)[0]
+    return softmax_cross_entropy(logits, tgt_out, attn.padding_mask(tgt_len, tgt_in.shape[1]))[0]
+
+
 def test_fd_whole_model_every_parameter():
-    model = random_model(6, 2, 2, seed=32, V=7, max_len=8)
+    model = random_model(4, 2, 2, seed=32, V=7, max_len=8)  # d_k = 2: 859 parameters
     rng = np.random.default_rng(32)
     src, src_len = rng.integers(0, 7, (3, 5)), np.array([5, 3, 1])
     tgt_in, tgt_out, tgt_len = rng.integers(0, 7, (3, 4)), rng.integers(0, 7, (3, 4)), np.array([4, 2, 3])
-    _, grads = model.loss_and_grads(src, src_len, tgt_in, tgt_out, tgt_len)
+    loss, grads = model.loss_and_grads(src, src_len, tgt_in, tgt_out, tgt_len)
+    assert model_loss(model, src, src_len, tgt_in, tgt_out, tgt_len) == loss
     assert set(grads) == set(model.params)
     for name, arr in model.params.items():
-        num = numeric_grad(lambda: model.loss_and_grads(src, src_len, tgt_in, tgt_out, tgt_len)[0], arr)
+        num = numeric_grad(lambda: model_loss(model, src, src_len, tgt_in, tgt_out, tgt_len), arr)
         assert_close_grad(num, grads[name], name)
 
 

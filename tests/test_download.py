@@ -6,13 +6,25 @@ virtual environment with numpy, matplotlib, pandas and ipykernel (the book's pin
 ``attn`` or myst-nb, in a folder outside the repository, with the site served locally (the setup
 cell's Pages URL, the one the build used, is pointed at the local server). It must complete, and its text outputs must be
 the site's (the executed notebook that nbval checks, ``_build/jupyter_execute``).
+
+The environment is made once per set of pins, as a pristine template (``_build/.download-venv-<key>/``,
+the key hashing the pins, the constraints, the interpreter and this file; a fresh clone makes it on its first
+run): a new virtual environment holding a copy of exactly the files that the test environment's
+numpy, matplotlib, pandas, ipykernel, their requirements and pip installed (the same pins, with no
+registry round trip). Every run gets its own copy of the template (hard links), checked to be a
+virtual environment of its own (``sys.prefix``) with the four pins and without ``attn`` or myst-nb.
+The setup cell installs ``attn`` into that copy only: afterwards every file of the template must
+still have its size and mtime, and a template that changed is made again.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib.metadata
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -24,6 +36,8 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
@@ -78,16 +92,92 @@ def test_the_setup_cell_is_not_on_the_rendered_page():
     assert attn_wheel_name() not in html and "find_spec" not in html
 
 
+def _template_key() -> str:
+    recipe = [sys.version, sys.base_prefix, *_pins(), (ROOT / "constraints.txt").read_text(encoding="utf-8"),
+              Path(__file__).read_text(encoding="utf-8")]  # this file makes the template
+    return hashlib.sha256("\n".join(recipe).encode()).hexdigest()[:16]
+
+
+MANIFEST = "manifest.json"  # next to the template's venv/, written once the template is complete
+
+
+def _manifest(env_dir: Path) -> dict[str, list[int]]:
+    """Every file and link of an environment: its size and mtime (a changed template shows here)."""
+    files = {}
+    for top, _, names in os.walk(env_dir):  # does not descend into linked folders (lib64 -> lib)
+        for name in names:
+            stat = os.lstat(path := os.path.join(top, name))
+            files[os.path.relpath(path, env_dir)] = [stat.st_size, int(stat.st_mtime)]  # what tar keeps
+    return files
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """A hard link where the file system allows it (no byte is copied), else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _needed_distributions() -> dict:
+    """The distributions of this environment that FRESH_PACKAGES and pip need (Requires-Dist, no extras)."""
+    found, todo = {}, [*FRESH_PACKAGES, "pip"]
+    while todo:
+        dist = importlib.metadata.distribution(todo.pop())
+        name = canonicalize_name(dist.metadata["Name"])
+        if name not in found:
+            found[name] = dist
+            requires = [Requirement(r) for r in dist.requires or []]
+            todo += [r.name for r in requires if r.marker is None or r.marker.evaluate({"extra": ""})]
+    return found
+
+
+def _template() -> Path:
+    """The pristine environment for these pins: made on first use, then reused while unchanged.
+
+    A new virtual environment gets a copy of every file that this environment's FRESH_PACKAGES and
+    their requirements installed into site-packages (the wheelhouse is what is installed: the same
+    pins, constraints.txt); nothing else, so no attn and no myst-nb.
+    """
+    home = BUILD / f".download-venv-{_template_key()}"
+    env_dir = home / "venv"
+    if (home / MANIFEST).is_file():
+        if json.loads((home / MANIFEST).read_text(encoding="utf-8")) == _manifest(env_dir):
+            return env_dir
+    for old in BUILD.glob(".download-venv-*"):  # other pins' templates, an unfinished or a changed one
+        shutil.rmtree(old)
+    dists = _needed_distributions()
+    for pin in _pins():
+        name, version = pin.split("==")
+        assert dists[canonicalize_name(name)].version == version, f"this environment does not have {pin}"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    site = env_dir / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    for dist in dists.values():
+        for rel in dist.files:
+            source, target = Path(dist.locate_file(rel)), Path(os.path.normpath(site / rel))
+            if target.is_relative_to(site) and source.is_file():  # not the scripts: they name this python
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target)
+    (home / MANIFEST).write_text(json.dumps(_manifest(env_dir)), encoding="utf-8")  # complete
+    return env_dir
+
+
 @pytest.fixture(scope="module")
 def fresh_python(tmp_path_factory) -> Path:
+    template = _template()  # its manifest checked
     env_dir = tmp_path_factory.mktemp("fresh") / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
+    shutil.copytree(template, env_dir, symlinks=True, copy_function=_link_or_copy)
     python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    "-c", str(ROOT / "constraints.txt"), *_pins()], check=True)
-    probe = subprocess.run([str(python), "-c", "import attn"], cwd=env_dir, capture_output=True)
-    assert probe.returncode != 0, "attn must not be importable in the fresh environment"
-    return python
+    probe = subprocess.run(
+        [str(python), "-I", "-c", "import importlib.metadata as m, importlib.util as u, sys; "
+         "print(sys.prefix, u.find_spec('attn') is None, u.find_spec('myst_nb') is None, sep='\\n'); "
+         f"print(*(n + '==' + m.version(n) for n in {FRESH_PACKAGES!r}), sep='\\n')"],
+        cwd=env_dir, capture_output=True, text=True, check=True)
+    assert probe.stdout.split() == [str(env_dir), "True", "True", *_pins()], \
+        f"not a fresh environment of its own with the pins and without attn and myst-nb: {probe.stdout!r}"
+    yield python
+    recorded = json.loads((template.parent / MANIFEST).read_text(encoding="utf-8"))
+    assert _manifest(template) == recorded, "the run changed a file of the template environment"
 
 
 @pytest.fixture(scope="module")

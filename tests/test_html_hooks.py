@@ -91,7 +91,7 @@ Como em [Doe2020]_.
 """
 
 
-def _build(root: Path, extensions: list[str]) -> str:
+def _start_build(root: Path, extensions: list[str]) -> subprocess.Popen:
     src = root / "src"
     src.mkdir(parents=True)
     (src / "fixture_ext.py").write_text(FIXTURE_EXT, encoding="utf-8")
@@ -101,16 +101,19 @@ def _build(root: Path, extensions: list[str]) -> str:
         "html_theme = 'basic'\nlanguage = 'pt_BR'\n", encoding="utf-8")
     (src / "index.rst").write_text(PAGE, encoding="utf-8")
     Image.new("RGB", (40, 20), "white").save(src / "fig.png")
-    result = subprocess.run([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src),
-                             str(root / "html")], capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr  # one process per build: docutils' node registry
-    return (root / "html" / "index.html").read_text(encoding="utf-8")
+    # one process per build: docutils' node registry
+    return subprocess.Popen([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src), str(root / "html")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory) -> dict[str, str]:
-    return {"bare": _build(tmp_path_factory.mktemp("bare"), []),
-            "hooked": _build(tmp_path_factory.mktemp("hooked"), HOOKS)}
+    roots = {"bare": tmp_path_factory.mktemp("bare"), "hooked": tmp_path_factory.mktemp("hooked")}
+    builds = {"bare": _start_build(roots["bare"], []), "hooked": _start_build(roots["hooked"], HOOKS)}
+    errors = {name: build.communicate()[1] for name, build in builds.items()}  # the two run side by side
+    for name, build in builds.items():
+        assert build.returncode == 0, f"{name}: {errors[name]}"
+    return {name: (root / "html" / "index.html").read_text(encoding="utf-8") for name, root in roots.items()}
 
 
 def _imgs(page: str) -> list[str]:

@@ -74,7 +74,7 @@ def lab_server(tmp_path):
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     pytest.fail("JupyterLab did not start:\n" + (tmp_path / "lab.log").read_text())
-                time.sleep(0.5)
+                time.sleep(0.1)  # the server takes seconds to start; answer within 0.1 s of it
         yield base
     finally:
         try:
@@ -86,7 +86,7 @@ def lab_server(tmp_path):
             proc.wait(timeout=30)
         deadline = time.monotonic() + 30
         while _group_alive(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(0.05)
         left = _group_alive(proc.pid)
         if left:
             os.killpg(proc.pid, signal.SIGKILL)

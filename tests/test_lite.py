@@ -7,7 +7,9 @@ serves Pyodide, its packages and attn itself). Each training page (HEAVY) is the
 last cell in its short variant: no error output, no warning, every training job's progress line at
 its last step. The times (to the kernel, the first result and the last cell; Ex 1 cold and then
 warm, the browser's cache filled as GitHub Pages allows with ``max-age=600``) go to
-``_build/screenshots/lite_report.json`` and are printed; tests never assert on time.
+``_build/screenshots/lite_report.json`` and are printed; tests never assert on time. Each run is kept
+between test runs on what it was served (below, "each run kept on its own"): an edit of one page
+makes that page's run again, at most.
 """
 
 from __future__ import annotations
@@ -38,7 +40,17 @@ from test_site import (
 )
 
 sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package
-from build_lite import HEAVY, KERNEL_NAME, LITE_DIR, PRELOAD, PURE_WHEELS, page_imports  # noqa: E402
+from build_lite import (  # noqa: E402
+    HEAVY,
+    KERNEL_NAME,
+    LISTING_TIME,
+    LITE_DIR,
+    PRELOAD,
+    PURE_WHEELS,
+    lite_notebook,
+    notebook_bytes,
+    page_imports,
+)
 from export_executed import toc_pages  # noqa: E402
 
 PAGE = "book/atividade4/ex1_atencao_produto_escalar.html"
@@ -117,6 +129,18 @@ def _run_all(page, url: str) -> dict:
 ATTACHMENT = "attachment:"
 
 
+# Each run kept on its own (tests/test_site.py, "visits kept between runs"): Ex 1 (the
+# cold run and the warm one, which needs the cold run's cache), then each training page's short
+# variant. A run is made again only when a file it was served, the in-browser app (_app_files) or
+# this code changed, so an edit of one page re-runs that page's run at most (tools/build_lite.py
+# leaves every other page's files byte-identical).
+EX1 = "ex1"
+
+
+def _run_name(run: str) -> str:
+    return f"in-browser run {run}"
+
+
 @pytest.fixture(scope="module")
 def lite_run():  # used by the browser tests only (marked "site")
     if not (HTML_DIR / "lite" / "notebooks" / "index.html").is_file():
@@ -124,25 +148,49 @@ def lite_run():  # used by the browser tests only (marked "site")
     server = ThreadingHTTPServer(("127.0.0.1", 0), CachingPagesHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
-    # kept between runs while every file the run was served, the in-browser app and this code are the
-    # same (tests/test_site.py, "visits kept between runs")
     context = visits_context(Path(__file__), Path(test_site.__file__))
     try:
-        result = kept_result("in-browser run", context, base)
-        if result is None:
-            result = _run_in_browser(base)
-            opened = [f"{LITE_DIR}/files/{Path(page).with_suffix('.ipynb')}" for page in (PAGE, *HEAVY)]
-            keep_result("in-browser run", context, base, [*result["served"], *_app_files(), *opened], result)
+        runs = {run: kept_result(_run_name(run), context, base) for run in (EX1, *HEAVY)}
+        todo = [run for run, kept in runs.items() if kept is None]
+        print(f"\nin-browser runs: {len(todo)} to make ({', '.join(todo) or 'none'}), "
+              f"{len(runs) - len(todo)} kept")
+        if todo:
+            app = _app_files()
+            for run, result in _run_in_browser(base, todo).items():
+                opened = f"{LITE_DIR}/files/{Path(PAGE if run == EX1 else run).with_suffix('.ipynb')}"
+                keep_result(_run_name(run), context, base, [*result["served"], *app, opened], result)
+                runs[run] = result
     finally:
         server.shutdown()
         server.server_close()
+    ex1 = runs[EX1]
+    result = {"label": ex1["label"], "lite_url": ex1["lite_url"], "cold": ex1["cold"], "warm": ex1["warm"],
+              "training": {rel: runs[rel]["run"] for rel in HEAVY},
+              "training_urls": {rel: runs[rel]["url"] for rel in HEAVY}, "base": base,
+              "served_by_run": {run: runs[run]["served"] for run in runs},
+              **{key: [item for run in runs.values() for item in run[key]]
+                 for key in ("foreign", "failed", "console_errors", "served")}}
     report = {"page": PAGE, "lite_url": result["lite_url"], **_times("cold", result["cold"]),
               **_times("warm", result["warm"]),
               "training_pages": {page: _times("cold", run) for page, run in result["training"].items()}}
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
     (SHOT_DIR / "lite_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    print("\nin-browser run:", json.dumps(report))
+    print("in-browser run:", json.dumps(report))
     return result
+
+
+def _run_page(run: str) -> str:
+    """The page a run opens, without its suffix (book/<...>/<page>)."""
+    return Path(PAGE).with_suffix("").as_posix() if run == EX1 else run
+
+
+def _other_pages(run: str, served) -> list[str]:
+    """The files of another page than the run's own among those it was served (its kept result
+    would then be made again after an edit of that page)."""
+    own = _run_page(run)
+    return sorted({f for f in served if (f.startswith("book/") and f != f"{own}.html")
+                   or (f.startswith(f"{LITE_DIR}/files/") and f != f"{LITE_DIR}/files/{own}.ipynb")
+                   or f.startswith("_sources/")})
 
 
 def _app_files() -> list[str]:
@@ -151,55 +199,51 @@ def _app_files() -> list[str]:
             if p.is_file() and p.suffix != ".ipynb" and "api" not in p.relative_to(HTML_DIR / LITE_DIR).parts[:1]]
 
 
-def _run_in_browser(base: str) -> dict:
+def _run_in_browser(base: str, runs: list[str]) -> dict[str, dict]:
+    """Make each of ``runs`` (EX1, a training page of HEAVY) in one browser, each in fresh contexts
+    (an empty browser cache); each run's result with what it was served and what went wrong."""
     from playwright.sync_api import sync_playwright
 
-    foreign, failed, console_errors, served = [], [], [], []
+    results = {}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             origin = base[: -len(PREFIX)] + "/"
+            for run in runs:
+                record = results[run] = {"foreign": [], "failed": [], "console_errors": [], "served": []}
 
-            def on_request(req):
-                # Same origin, not only the project path: JupyterLite's service worker pings
-                # <origin>/api/service-worker-heartbeat (a harmless 404 on GitHub Pages too).
-                if not req.url.startswith((origin, "data:", "blob:", "about:", ATTACHMENT)):
-                    foreign.append(req.url)
-                elif (file := _served_file(req.url)) is not None:
-                    served.append(file)
+                def on_request(req, record=record):
+                    # Same origin, not only the project path: JupyterLite's service worker pings
+                    # <origin>/api/service-worker-heartbeat (a harmless 404 on GitHub Pages too).
+                    if not req.url.startswith((origin, "data:", "blob:", "about:", ATTACHMENT)):
+                        record["foreign"].append(req.url)
+                    elif (file := _served_file(req.url)) is not None:
+                        record["served"].append(file)
 
-            def watched_context():  # a fresh context: an empty browser cache
                 context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
                 context.on("request", on_request)
-                context.on("requestfailed", lambda r: r.url.startswith(ATTACHMENT)
-                           or failed.append(f"{r.url} ({r.failure})"))
-                context.on("console", lambda m: m.type == "error" and console_errors.append(m.text))
-                return context
-
-            context = watched_context()
-            page = context.new_page()
-            label, lite_url = _button(page, base + PAGE)
-            cold = _run_all(page, lite_url)
-            page.screenshot(path=str(SHOT_DIR / "lite__atividade4__ex1.png"), full_page=False)
-            page.close()
-            warm_page = context.new_page()
-            warm = _run_all(warm_page, lite_url)
-            warm_page.close()
-            context.close()
-            training, training_urls = {}, {}
-            for rel in HEAVY:  # each training page's short variant, cold
-                context = watched_context()
+                context.on("requestfailed", lambda r, record=record: r.url.startswith(ATTACHMENT)
+                           or record["failed"].append(f"{r.url} ({r.failure})"))
+                context.on("console", lambda m, record=record: m.type == "error"
+                           and record["console_errors"].append(m.text))
                 page = context.new_page()
-                _, training_urls[rel] = _button(page, f"{base}{rel}.html")
-                training[rel] = _run_all(page, training_urls[rel])
-                page.screenshot(path=str(SHOT_DIR / f"lite__{rel.removeprefix('book/').replace('/', '__')}.png"),
-                                full_page=False)
+                if run == EX1:  # cold, then warm in the same context (its cache filled by the cold run)
+                    record["label"], record["lite_url"] = _button(page, base + PAGE)
+                    record["cold"] = _run_all(page, record["lite_url"])
+                    page.screenshot(path=str(SHOT_DIR / "lite__atividade4__ex1.png"), full_page=False)
+                    page.close()
+                    warm_page = context.new_page()
+                    record["warm"] = _run_all(warm_page, record["lite_url"])
+                    warm_page.close()
+                else:  # a training page's short variant, cold
+                    _, record["url"] = _button(page, f"{base}{run}.html")
+                    record["run"] = _run_all(page, record["url"])
+                    page.screenshot(path=str(SHOT_DIR / f"lite__{run.removeprefix('book/').replace('/', '__')}.png"),
+                                    full_page=False)
                 context.close()
         finally:
             browser.close()
-    return {"label": label, "lite_url": lite_url, "cold": cold, "warm": warm, "training": training,
-            "training_urls": training_urls, "foreign": foreign, "failed": failed,
-            "console_errors": console_errors, "base": base, "served": served}
+    return results
 
 
 def _button(page, url: str) -> tuple[str, str]:
@@ -278,6 +322,24 @@ def test_a_training_page_short_variant_runs_to_its_last_cell_showing_progress(li
 
 
 @pytest.mark.site
+@pytest.mark.parametrize("run", [EX1, *HEAVY])
+def test_each_in_browser_run_is_served_its_own_page_only(lite_run, run):
+    """What keeps a run local: it is kept on what it was served, which no other page's edit changes."""
+    served = lite_run["served_by_run"][run]
+    assert f"{_run_page(run)}.html" in served and f"{LITE_DIR}/files/{_run_page(run)}.ipynb" in served
+    assert not _other_pages(run, served)
+
+
+def test_a_run_served_another_pages_files_is_noticed():
+    ex1 = [f"{Path(PAGE).with_suffix('').as_posix()}.html", f"{LITE_DIR}/files/{Path(PAGE).with_suffix('.ipynb')}"]
+    other = ["book/alem/transformer_treinado.html", f"{LITE_DIR}/files/book/alem/transformer_treinado.ipynb",
+             "_sources/book/alem/transformer_treinado.ipynb"]
+    assert _other_pages(EX1, [*ex1, f"{LITE_DIR}/api/contents/book/all.json", "_static/x.css"]) == []
+    assert _other_pages(EX1, [*ex1, *other]) == sorted(other)
+    assert _other_pages("book/alem/transformer_treinado", ex1) == sorted(ex1)
+
+
+@pytest.mark.site
 def test_no_request_leaves_the_local_server(lite_run):
     assert not lite_run["foreign"], lite_run["foreign"]
     assert not lite_run["failed"], lite_run["failed"]
@@ -317,3 +379,40 @@ def test_the_in_browser_build_is_self_contained_and_verified():
             assert not re.search(pattern, code, flags=re.M), (rel, pattern)
         if rel in HEAVY:  # a short run cannot meet the full run's targets: no live assert is left
             assert not re.search(r"^\s*assert\b", code, flags=re.M), rel
+
+
+def _listing_problems(listing: dict) -> list[str]:
+    """What in a contents listing depends on more than its folder's names: a time other than
+    LISTING_TIME, a file's size, entries out of order (an edit of one page would change it)."""
+    problems = [f"{entry['path']}: {field} {entry[field]}" for entry in [listing, *listing["content"]]
+                for field in ("created", "last_modified") if entry[field] != LISTING_TIME]
+    problems += [f"{entry['path']}: size {entry['size']}" for entry in listing["content"]
+                 if entry["type"] != "directory" and entry["size"] is not None]
+    names = [entry["name"] for entry in listing["content"]]
+    return problems + ([f"{listing['path']}: entries not by name: {names}"] if names != sorted(names) else [])
+
+
+def test_the_contents_listings_hold_only_names():
+    listings = sorted((LITE / "api" / "contents").rglob("all.json"))
+    assert listings, "no contents listings: run `make book` first"
+    for path in listings:
+        listing = json.loads(path.read_text(encoding="utf-8"))
+        assert {e["name"] for e in listing["content"]} == {p.name for p in (LITE / "files" / listing["path"]).iterdir()}
+        assert not _listing_problems(listing), _listing_problems(listing)
+
+
+def test_a_listing_with_a_time_or_a_size_is_noticed():
+    listing = json.loads((LITE / "api" / "contents" / "book" / "atividade4" / "all.json").read_text(encoding="utf-8"))
+    listing["content"][0]["last_modified"] = "2026-12-01T15:52:31.752820Z"
+    listing["content"][1]["size"] = 30389
+    listing["content"].reverse()
+    assert len(_listing_problems(listing)) == 3, _listing_problems(listing)
+
+
+def test_each_served_notebook_is_what_the_build_writes_for_its_page():
+    """The in-place update of a changed page's notebook and the app's from-scratch build write the same
+    bytes (notebook_bytes); and the served notebook is the page's current download."""
+    for page in toc_pages():
+        rel = page.relative_to(ROOT).with_suffix("").as_posix()
+        expected = notebook_bytes(lite_notebook(HTML_DIR / "_sources" / f"{rel}.ipynb", rel))
+        assert (LITE / "files" / f"{rel}.ipynb").read_bytes() == expected, rel

@@ -5,10 +5,17 @@ student's copy: ``GITHUB_REPOSITORY=maria-silva/entrega-atividade4`` and configu
 in ``PAGES_BASE_URL``. The execution cache of ``make book`` is copied in, so nothing is executed
 again (the build needs ``make book`` first; ``make test`` does that). Then every link that names
 the site or the repository must name the student's, and nothing may name the placeholder.
+
+The student's build is kept in ``_build/.student-build/`` with the key of what every page depends on
+(every file of the repository except the pages' own sources under ``book/`` and the tests, bench
+and workflow folders, plus the interpreter and the student's identity). While the key holds, the
+next run's build is incremental, as ``make book``'s is: Sphinx re-reads only the pages that changed.
+Any other change, or a failed build, starts the next one from nothing; a fresh clone builds it all.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -65,13 +72,34 @@ def test_the_run_wins_then_origin_then_config():
 # --------------------------------------------------------------------------- the student's build
 
 
+STUDENT_BUILD = ROOT / "_build" / ".student-build"
+NOT_BUILD_INPUTS = ("tests/", "bench/", ".github/", ".ci/")  # never read by the build
+
+
+def _build_key() -> str:
+    """What every page of the student's build depends on; the pages' sources are Sphinx's to track."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout.split("\0")
+    digest = hashlib.sha256(f"{sys.version}\n{SLUG}\n{SITE}\n".encode())
+    for rel in sorted(set(listed)):
+        page = rel.startswith("book/") and rel.endswith(".md")
+        if rel and not page and not rel.startswith(NOT_BUILD_INPUTS) and (ROOT / rel).is_file():
+            digest.update(f"{rel}\0".encode() + hashlib.sha256((ROOT / rel).read_bytes()).digest())
+    return digest.hexdigest()
+
+
 @pytest.fixture(scope="module")
-def student_build(tmp_path_factory) -> Path:
+def student_build() -> Path:
     cache = ROOT / "_build" / ".jupyter_cache"
     if not cache.is_dir():
         pytest.fail("no execution cache: run `make book` first (make test does)")
-    out = tmp_path_factory.mktemp("student")
-    shutil.copytree(cache, out / "_build" / ".jupyter_cache")
+    key, key_file = _build_key(), STUDENT_BUILD / "key"
+    if not key_file.is_file() or key_file.read_text(encoding="utf-8") != key:
+        shutil.rmtree(STUDENT_BUILD, ignore_errors=True)  # something every page depends on changed
+    key_file.unlink(missing_ok=True)  # written back only by a build that passes
+    out = STUDENT_BUILD / "out"
+    shutil.rmtree(out / "_build" / ".jupyter_cache", ignore_errors=True)
+    shutil.copytree(cache, out / "_build" / ".jupyter_cache")  # make book's, as it is now
     env = {**os.environ, "GITHUB_REPOSITORY": SLUG, "PAGES_BASE_URL": SITE.rstrip("/")}
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
     result = subprocess.run(
@@ -80,6 +108,7 @@ def student_build(tmp_path_factory) -> Path:
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "Executing notebook" not in result.stdout + result.stderr, "the execution cache was not reused"
+    key_file.write_text(key, encoding="utf-8")
     return out / "_build" / "html"
 
 
@@ -142,10 +171,14 @@ def test_nothing_names_the_placeholder(student_build):
 def test_identity_is_written_in_one_place():
     """Only _config.yml names the author and the fallback repository; pages use {{ author }} / {repo}."""
     skip = {".git", ".venv", "_build", "node_modules", "tests"}
+    files = []
+    for top, dirs, names in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in skip]  # never walked into, rather than walked and dropped
+        files += [Path(top, name) for name in names]
     named = sorted(
-        path.relative_to(ROOT).as_posix() for path in ROOT.rglob("*")
+        path.relative_to(ROOT).as_posix() for path in files
         if path.is_file() and path.suffix in {".md", ".py", ".yml", ".yaml", ".toml", ".txt", ".json", ".cfg"}
-        and not skip & set(path.relative_to(ROOT).parts) and path.name != "_config.yml"
+        and path.name != "_config.yml"
         and any(s in path.read_text(encoding="utf-8", errors="replace")
                 for s in (CONFIG["author"], PLACEHOLDER, "aluno.github.io"))
     )

@@ -20,8 +20,15 @@ for the browser get a short variant (HEAVY, in tools/sphinx_site/lite.py: the si
 too). Each notebook carries a hash of its content (``metadata.course_site.version``): before the
 app starts, ``lite/fresh-notebooks.js`` moves aside a copy the browser kept of an older version
 (JupyterLite's stored copy wins over the served file), so a returning student opens the current
-notebook and finds their own next to it. The app is rebuilt from scratch whenever an input
-changes (an incremental ``jupyter lite build`` once fell back to the CDN), and left alone otherwise.
+notebook and finds their own next to it.
+
+The app is rebuilt from scratch whenever one of its own inputs changes (an incremental ``jupyter lite
+build`` once fell back to the CDN): the packages, the attn wheel, the pins, this code, the set of
+pages. An edit of a page that leaves those alone (its prose, a cell that imports nothing new) only
+rewrites that page's notebook in place, the file ``jupyter lite build`` would have copied there byte
+for byte. The contents listings (``lite/api/contents/**/all.json``, which the app reads to open a
+notebook) hold no build time and no file size, so they too stay byte-identical: every file a run of
+another page is served is left as it was (tests/test_lite.py keeps each page's run while it is).
 
 Usage: python tools/build_lite.py [BUILD_DIR]   (default: _build). Prints the size of lite/.
 """
@@ -67,6 +74,9 @@ UNUSED_EXTENSIONS = ("jupyterlab-jupytext",)
 VERSION_KEY = "course_site"
 FRESH_SCRIPT = ROOT / "tools" / "lite_fresh_notebooks.js"
 KERNEL_NAME = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
+# The times a contents listing gives (JupyterLite's own "unknown" time, new Date(0)): the build's
+# clock would change every listing on every build. A notebook's version is in its metadata.
+LISTING_TIME = "1970-01-01T00:00:00Z"
 
 # The targets a page asserts hold for the site's full training, not for a short one: in a short
 # variant each `assert` line becomes a no-op that keeps the check readable as a comment.
@@ -203,6 +213,35 @@ def lite_notebook(download: Path, page: str) -> dict:
     return notebook
 
 
+def notebook_bytes(notebook: dict) -> bytes:
+    """The served file ``lite/files/<page>.ipynb`` (written before the app build, or in place)."""
+    return json.dumps(notebook, ensure_ascii=False, indent=1).encode("utf-8")
+
+
+def _local_listings(output: Path) -> None:
+    """Make each contents listing depend on its folder's names only: no build time, no file size (a
+    sibling's edit changed it; the app measures a notebook when it loads it), entries by name."""
+    for path in sorted((output / "api" / "contents").rglob("all.json")):
+        listing = json.loads(path.read_text(encoding="utf-8"))
+        for entry in [listing, *listing["content"]]:
+            entry["created"] = entry["last_modified"] = LISTING_TIME
+            if entry["type"] != "directory":
+                entry["size"] = None
+        listing["content"].sort(key=lambda entry: entry["name"])
+        path.write_text(json.dumps(listing, sort_keys=True, indent=2), encoding="utf-8")
+
+
+def _update_notebooks(out: Path, notebooks: dict[str, dict]) -> list[str]:
+    """Rewrite, in an app built for these pages, each notebook whose bytes changed; the pages."""
+    changed = []
+    for page, notebook in notebooks.items():
+        target, data = out / "files" / f"{page}.ipynb", notebook_bytes(notebook)
+        if not target.is_file() or target.read_bytes() != data:
+            target.write_bytes(data)
+            changed.append(page)
+    return changed
+
+
 def _fresh_notebooks(output: Path) -> None:
     """Before the app starts, move aside a kept copy of a notebook the site has since updated
     (FRESH_SCRIPT); and give the app's page its icon (else the browser asks for /favicon.ico at the
@@ -239,14 +278,17 @@ def main() -> int:
     page_packages = sorted({by_import[i] for i in imports if i in by_import})
     packages = package_closure(lock, [*page_packages, *KERNEL_PACKAGES])
 
+    # What the app itself is built from: not the notebooks' content, only which pages there are.
     key = _sha256(json.dumps({
-        "notebooks": notebooks, "packages": packages, "attn": _sha256(attn_wheel.read_bytes()),
+        "pages": pages, "packages": packages, "attn": _sha256(attn_wheel.read_bytes()),
         "pins": [*_pins(ROOT / "requirements-lite.txt"), *_pins(WASM_PINS), npm_version],
         "script": _sha256(Path(__file__).read_bytes() + FRESH_SCRIPT.read_bytes()),
     }, sort_keys=True).encode())
     stamp = out / ".build-key"
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == key:
-        print(f"build_lite: {out} is up to date")
+        changed = _update_notebooks(out, notebooks)
+        print(f"build_lite: {out} is up to date" + (f" but for {len(changed)} notebook(s), rewritten: "
+                                                    f"{', '.join(changed)}" if changed else ""))
         return 0
 
     cache = build / ".lite-cache"
@@ -257,7 +299,7 @@ def main() -> int:
         for page, notebook in notebooks.items():
             target = work / "files" / f"{page}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(json.dumps(notebook, ensure_ascii=False, indent=1), encoding="utf-8")
+            target.write_bytes(notebook_bytes(notebook))
         pyodide_url = "./pyodide/pyodide.js"
         preload = list(PRELOAD)
         (work / "jupyter-lite.json").write_text(json.dumps({
@@ -283,6 +325,7 @@ def main() -> int:
             raise SystemExit(f"build_lite: jupyter lite build failed:\n{result.stdout}\n{result.stderr}")
 
         _drop_extensions(staging, UNUSED_EXTENSIONS)
+        _local_listings(staging)
         _fresh_notebooks(staging)
         runtime = staging / "pyodide"
         runtime.mkdir()
