@@ -129,7 +129,7 @@ def _file_digest(rel: str) -> str:
 
 def _folder_digest(rel: str) -> str:
     path = ROOT / rel
-    names = sorted(os.listdir(path)) if path.is_dir() else ["<missing>"]
+    names = sorted(n for n in os.listdir(path) if n != "__pycache__") if path.is_dir() else ["<missing>"]
     return hashlib.sha256("\0".join(names).encode()).hexdigest()
 
 

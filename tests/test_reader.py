@@ -27,10 +27,23 @@ import re
 import threading
 import time
 from http.server import ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
+import test_site
 from test_lite import _text, lite_run  # noqa: F401 (the in-browser run of tests/test_lite.py, kept between runs)
-from test_site import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX, BrowserPool, PagesHandler
+from test_site import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    HTML_DIR,
+    PREFIX,
+    BrowserPool,
+    PagesHandler,
+    _served_file,
+    keep_result,
+    kept_result,
+    visits_context,
+)
 
 pytestmark = pytest.mark.site
 
@@ -378,7 +391,10 @@ CLS_BROWSERS = int(os.environ.get("SITE_CLS_BROWSERS", "1"))
 
 
 async def _layout_shift(browser, base: str, rel: str) -> dict:
+    """The page's layout shifts, and the files of the site it was served (``served``)."""
     context = await browser.new_context(locale="pt-BR", **LIGHTHOUSE_PHONE)
+    served = []
+    context.on("request", lambda req: (file := _served_file(req.url)) is not None and served.append(file))
     try:
         page = await context.new_page()
         cdp = await context.new_cdp_session(page)
@@ -387,7 +403,7 @@ async def _layout_shift(browser, base: str, rel: str) -> dict:
         await cdp.send("Network.emulateNetworkConditions", SLOW_4G)
         await cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
         await page.goto(base + rel, wait_until="commit")
-        return await page.evaluate(CLS_JS, [QUIET_MS, 30_000])
+        return {**await page.evaluate(CLS_JS, [QUIET_MS, 30_000]), "served": served}
     finally:
         await context.close()
 
@@ -398,9 +414,18 @@ async def _layout_shifts(base: str, pages: list[str]) -> dict[str, dict]:
     async with async_playwright() as pw:
         pool = BrowserPool(pw, CLS_BROWSERS)
 
+        # kept between runs while the page's files and this code are the same (tests/test_site.py,
+        # "visits kept between runs"): after a prose edit only that page is measured again
+        context = visits_context(Path(__file__), Path(test_site.__file__))
+
         async def measure(rel):
+            if (kept := kept_result(f"layout shift {rel}", context, base)) is not None:
+                return kept
             async with pool.lease() as browser:
-                return await _layout_shift(browser, base, rel)
+                result = await _layout_shift(browser, base, rel)
+            if result["quiet"] and result["fonts"] and result["cls"] <= CLS_LIMIT:  # only a pass is kept
+                keep_result(f"layout shift {rel}", context, base, result["served"], result)
+            return result
 
         try:
             return dict(zip(pages, await asyncio.gather(*(measure(rel) for rel in pages)), strict=True))
