@@ -38,7 +38,6 @@ import pytest
 
 ROOT = Path(os.environ.get("MEMO_ROOT") or Path(__file__).resolve().parent.parent)  # (another: its own test)
 RECORDS = ROOT / "_build" / ".stage-keys" / "tests"
-SUMMARY = RECORDS.parent / "tests-last-run.json"
 _ROOT = str(ROOT) + os.sep
 # Not inputs of a test's outcome, or already in the code digest: the environment, the repository's
 # history, the records themselves, and results that check their own inputs before being reused
@@ -310,11 +309,16 @@ class Memo:
         RECORDS.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(record), encoding="utf-8")
 
-    # -- reporting
-    def pytest_sessionfinish(self, session):
-        if self.worker in (None, "gw0") and self.reuse:
-            SUMMARY.parent.mkdir(parents=True, exist_ok=True)
-            SUMMARY.write_text(json.dumps({"left_out": self.left_out}), encoding="utf-8")
+    # -- reporting: an xdist worker hands its count to the controller (every worker leaves out the same)
+    def pytest_sessionfinish(self, session, exitstatus):
+        if hasattr(self.config, "workeroutput"):
+            self.config.workeroutput["memo_left_out"] = self.left_out
+        elif exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.left_out:
+            session.exitstatus = pytest.ExitCode.OK  # every test left out: nothing to run is a pass
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        self.left_out = max(self.left_out, getattr(node, "workeroutput", {}).get("memo_left_out", 0))
 
     def pytest_terminal_summary(self, terminalreporter):
         if self.worker is not None:
@@ -322,9 +326,8 @@ class Memo:
         if not self.reuse:
             terminalreporter.write_line("memo: every test ran (MEMO=0 or CI is set)")
             return
-        left_out = json.loads(SUMMARY.read_text(encoding="utf-8"))["left_out"] if SUMMARY.is_file() else 0
         terminalreporter.write_line(
-            f"memo: {left_out} test(s) left out: each passed before on byte-identical inputs "
+            f"memo: {self.left_out} test(s) left out: each passed before on byte-identical inputs "
             "(tests/_memo.py; `make test FULL=1` runs every test)")
 
 
