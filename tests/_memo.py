@@ -235,6 +235,7 @@ class Memo:
         return [_collection] + [frame for module, (frame, loaded) in _modules.items()
                                 if module == path or loaded & imported]
 
+    @pytest.hookimpl(trylast=True)  # after `-m` has deselected the other stage's tests
     def pytest_collection_modifyitems(self, session, config, items):
         if not self.reuse:
             return
@@ -307,7 +308,10 @@ class Memo:
         record = {"nodeid": item.nodeid, "code": self.code, "files": files, "folders": folders,
                   "inputs": _inputs_digest(files, folders)}
         RECORDS.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(record), encoding="utf-8")
+        # written whole, then renamed: the stage running beside this one reads records meanwhile
+        partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(partial, path)
 
     # -- reporting: an xdist worker hands its count to the controller (every worker leaves out the same)
     def pytest_sessionfinish(self, session, exitstatus):

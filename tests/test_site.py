@@ -291,8 +291,10 @@ def keep_result(name: str, context: str, base: str, files, result) -> None:
     """Keep ``result`` (JSON data) of ``name``, computed from ``files`` of the site (and ``context``)."""
     VISITS_DIR.mkdir(parents=True, exist_ok=True)
     path = VISITS_DIR / (hashlib.sha256(name.encode()).hexdigest()[:32] + ".json")
-    path.write_text(json.dumps({"name": name, "key": _files_key(context, files), "files": sorted(set(files)),
-                                "result": json.dumps(result).replace(base, BASE_MARK)}), encoding="utf-8")
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")  # renamed whole: never read half-written
+    partial.write_text(json.dumps({"name": name, "key": _files_key(context, files), "files": sorted(set(files)),
+                                   "result": json.dumps(result).replace(base, BASE_MARK)}), encoding="utf-8")
+    os.replace(partial, path)
 
 
 @functools.lru_cache(maxsize=None)
@@ -682,6 +684,22 @@ def test_sitemap_lists_every_content_page_under_the_base_url():
     locs = set(re.findall(r"<loc>([^<]+)</loc>", sitemap))
     content = {rel for rel in _site_pages() if rel.startswith("book/")}
     assert locs == {BASEURL + rel for rel in content}
+
+
+STATIC_LINK = re.compile(r'(?:href|src)="[^"]*?_static/([^"?#]+)(\?[^"#]*)?"')
+
+
+def test_every_page_links_each_static_file_alike():
+    """A page that an incremental build rewrote links each stylesheet and script as a fresh build's
+    pages do: with the same ``?v=<checksum>`` or with none (tools/sphinx_site/assets.py)."""
+    queries: dict[str, dict[str, list[str]]] = {}
+    for rel in _site_pages():
+        for name, query in STATIC_LINK.findall((HTML_DIR / rel).read_text(encoding="utf-8")):
+            queries.setdefault(name, {}).setdefault(query, []).append(rel)
+    assert queries, "no page links a file of _static/"
+    mixed = {name: {query or "(none)": pages[:3] for query, pages in by_query.items()}
+             for name, by_query in queries.items() if len(by_query) > 1}
+    assert not mixed, f"static files linked with different checksums by different pages: {mixed}"
 
 
 THEME_ENGLISH = ("Skip to main content", "Back to top", "Search this book", "Repository", "Open issue",

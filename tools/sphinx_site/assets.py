@@ -6,9 +6,18 @@ described in the files); ``tools/templates/`` overrides the theme components who
 hard-coded in English. The two generated stylesheets (the pre-rendered math's and the icon subsets')
 are written when the build finishes (mathjax.py, icons.py). The stylesheets' order here is their
 order in every page.
+
+Sphinx links a stylesheet with a ``?v=<checksum>`` of the file it finds in ``_static/`` when it writes
+a page. The stylesheets written when the build finishes (the two above, myst-nb's and
+sphinx-exercise's) are not there yet in a fresh build, so its pages link them bare; an incremental
+build would find the last build's copies and add their checksum (of a file about to be replaced) to
+the pages it rewrites. Those copies are removed when writing starts, so every build links them bare
+and an incremental build writes the bytes a fresh one would.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.config import Config
@@ -25,6 +34,18 @@ def _configure(app: Sphinx, config: Config) -> None:
     config.html_context = {"default_mode": "auto", **config.html_context}  # pydata theme: no console error
 
 
+# In _static/, written when the build finishes: by mathjax.py, icons.py, myst-nb and sphinx-exercise.
+WRITTEN_LAST = (MATH_CSS, ICON_CSS, "mystnb.*.css", "exercise.css")
+
+
+def _drop_last_builds_copies(app: Sphinx, builder) -> None:
+    static = Path(app.outdir) / "_static"
+    for pattern in WRITTEN_LAST:
+        for path in static.glob(pattern):
+            path.unlink()
+
+
 def setup(app: Sphinx) -> None:
     app.connect("config-inited", _configure, priority=400)
+    app.connect("write-started", _drop_last_builds_copies)
     app.add_js_file("site-a11y.js", loading_method="defer")
