@@ -101,9 +101,12 @@ def site():
         server.server_close()
 
 
-def _open(site, rel: str, viewport=DESKTOP, **kwargs):
+def _open(site, rel: str, viewport=DESKTOP, served: list | None = None, **kwargs):
+    """A new context on ``rel``, loaded with its fonts; ``served`` gets the site's files sent to it."""
     context = site["browser"].new_context(viewport=viewport, locale="pt-BR", is_mobile=viewport is PHONE,
                                           has_touch=viewport is PHONE, **kwargs)
+    if served is not None:
+        context.on("request", lambda req: (file := _served_file(req.url)) is not None and served.append(file))
     page = context.new_page()
     page.goto(site["base"] + rel, wait_until="load")
     page.evaluate("document.fonts.ready")
@@ -174,6 +177,56 @@ HEADER_JS = """() => {
 }"""
 
 
+# The footer's links (previous / next page, the footer's own) that stick out of the screen or hide text.
+FOOTER_JS = """() => { const links = [...document.querySelectorAll('.prev-next-area a, footer a')]
+    .filter((a) => a.getClientRects().length);
+  return {count: links.length,
+          cut: links.map((a) => [a.textContent.trim().replace(/\\s+/g, ' ').slice(0, 50), a.getBoundingClientRect().right,
+                                 a.scrollWidth - a.clientWidth])
+            .filter(([, right, hidden]) => right > document.documentElement.clientWidth + 0.5 || hidden > 1)}; }"""
+LOAD_IMAGES_JS = """async () => { for (const i of document.images) { i.loading = 'eager'; }
+  await Promise.all([...document.images].map((i) => i.decode().catch(() => null))); }"""
+
+
+def _phone_visit(site, rel: str) -> dict:
+    """What the phone-width checks below read of a page, in one visit: the header bar (at the top, then
+    scrolled), the footer's links, the figures (every image loaded), and the site's files it was sent."""
+    served = []
+    context, page = _open(site, rel, PHONE, served=served)
+    try:
+        header = page.evaluate(HEADER_JS)
+        footer = page.evaluate(FOOTER_JS)
+        page.evaluate(LOAD_IMAGES_JS)
+        figures = page.evaluate(FIGURES_JS)
+        scrolled = None
+        if header is not None:
+            page.evaluate("window.scrollTo(0, 900)")
+            page.wait_for_timeout(50)
+            scrolled = page.evaluate(HEADER_JS)
+    finally:
+        context.close()
+    return {"header": header, "scrolled": scrolled, "footer_links": footer["count"], "footer_cut": footer["cut"],
+            "figures": figures, "served": served}
+
+
+@pytest.fixture(scope="module")
+def phone_visits(site) -> dict[str, dict]:
+    """Each content page visited once at a phone's width for the header, figure and footer checks. A
+    visit is kept between runs while the files it was sent and this code are the same (tests/test_site.py,
+    "visits kept between runs"), so after a prose edit only that page is visited again; only a visit that
+    passes all three checks is kept."""
+    context = visits_context(Path(__file__), Path(test_site.__file__))
+    visits = {}
+    for rel in CONTENT_PAGES:
+        name = f"phone visit {rel}"
+        if (visit := kept_result(name, context, site["base"])) is None:
+            visit = _phone_visit(site, rel)
+            if not (_header_bar_problems(visit) or _figure_problems(visit) or visit["footer_cut"]):
+                keep_result(name, context, site["base"], visit["served"], visit)
+        visits[rel] = visit
+    return visits
+
+
 def _header_problems(facts, scrolled: bool) -> list[str]:
     problems = []
     bar = facts["bar"]
@@ -189,22 +242,16 @@ def _header_problems(facts, scrolled: bool) -> list[str]:
     return problems
 
 
-def test_phone_header_controls_stay_inside_the_header_bar(site):
-    bad = {}
-    for rel in CONTENT_PAGES:
-        context, page = _open(site, rel, PHONE)
-        try:
-            facts = page.evaluate(HEADER_JS)
-            if facts is None:
-                continue
-            problems = _header_problems(facts, scrolled=False)
-            page.evaluate("window.scrollTo(0, 900)")
-            page.wait_for_timeout(50)
-            problems += [p + " (scrolled)" for p in _header_problems(page.evaluate(HEADER_JS), scrolled=True)]
-            if problems:
-                bad[rel] = problems
-        finally:
-            context.close()
+def _header_bar_problems(visit) -> list[str]:
+    if visit["header"] is None:
+        return []
+    return _header_problems(visit["header"], scrolled=False) + [
+        p + " (scrolled)" for p in _header_problems(visit["scrolled"], scrolled=True)]
+
+
+def test_phone_header_controls_stay_inside_the_header_bar(phone_visits):
+    bad = {rel: problems for rel, visit in phone_visits.items() if (problems := _header_bar_problems(visit))}
+    assert any(visit["header"] for visit in phone_visits.values()), "no page has a header bar: nothing measured"
     assert not bad, json.dumps(bad, indent=1, ensure_ascii=False)
 
 
@@ -317,23 +364,19 @@ FIGURES_JS = """() => [...document.querySelectorAll('article img')].filter((i) =
             link: a ? a.href : null}; })"""
 
 
-def test_figures_shown_smaller_than_their_pixels_open_at_full_size(site):
-    bad, checked = {}, 0
-    for rel in CONTENT_PAGES:
-        context, page = _open(site, rel, PHONE)
-        try:
-            page.evaluate("""async () => { for (const i of document.images) { i.loading = 'eager'; }
-                await Promise.all([...document.images].map((i) => i.decode().catch(() => null))); }""")
-            for fig in page.evaluate(FIGURES_JS):
-                if fig["natural"] <= 1.2 * fig["shown"]:
-                    continue
-                checked += 1
-                if fig["link"] != fig["src"]:
-                    bad.setdefault(rel, []).append(f"{fig['src'].rsplit('/', 1)[-1]} ({fig['natural']} px shown at "
-                                                   f"{fig['shown']:.0f} px): link {fig['link']}")
-        finally:
-            context.close()
-    assert checked, "no figure is shown reduced at 390 px: the check measured nothing"
+def _reduced_figures(visit) -> list[dict]:
+    return [fig for fig in visit["figures"] if fig["natural"] > 1.2 * fig["shown"]]
+
+
+def _figure_problems(visit) -> list[str]:
+    return [f"{fig['src'].rsplit('/', 1)[-1]} ({fig['natural']} px shown at {fig['shown']:.0f} px): link {fig['link']}"
+            for fig in _reduced_figures(visit) if fig["link"] != fig["src"]]
+
+
+def test_figures_shown_smaller_than_their_pixels_open_at_full_size(phone_visits):
+    assert any(map(_reduced_figures, phone_visits.values())), \
+        "no figure is shown reduced at 390 px: the check measured nothing"
+    bad = {rel: problems for rel, visit in phone_visits.items() if (problems := _figure_problems(visit))}
     assert not bad, json.dumps(bad, indent=1)
 
 
@@ -471,20 +514,9 @@ def test_one_viewport_meta_per_page():
     assert not bad, bad
 
 
-def test_phone_footer_links_fit_the_screen(site):
-    bad = {}
-    for rel in CONTENT_PAGES:
-        context, page = _open(site, rel, PHONE)
-        try:
-            cut = page.evaluate("""() => [...document.querySelectorAll('.prev-next-area a, footer a')]
-                .filter((a) => a.getClientRects().length)
-                .map((a) => [a.textContent.trim().replace(/\\s+/g, ' ').slice(0, 50), a.getBoundingClientRect().right,
-                             a.scrollWidth - a.clientWidth])
-                .filter(([, right, hidden]) => right > document.documentElement.clientWidth + 0.5 || hidden > 1)""")
-            if cut:
-                bad[rel] = cut
-        finally:
-            context.close()
+def test_phone_footer_links_fit_the_screen(phone_visits):
+    assert any(visit["footer_links"] for visit in phone_visits.values()), "no footer link: nothing measured"
+    bad = {rel: visit["footer_cut"] for rel, visit in phone_visits.items() if visit["footer_cut"]}
     assert not bad, bad
 
 
