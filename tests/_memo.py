@@ -14,9 +14,15 @@ byte for byte the same, every recorded folder holding the same names. A test is 
 
 * it started a process, since what another process reads is not seen; but for the browser
   (Playwright's driver ``node``: the tests give it only URLs of their own local server, which records
-  what it sends) and for a version probe (``PROGRAM --version``);
+  what it sends), for a version probe (``PROGRAM --version``), and for a test marked
+  ``spawned_reads_seen``: its processes read nothing of the repository but the code (in the code
+  digest), what the test itself opened and handed them, and what its own local server sent them;
 * it did not pass, or was skipped;
 * ``MEMO=0`` or ``CI`` is set: then nothing is left out (records are still written).
+
+Reads inside ``with not_inputs():`` are nobody's input. It is for what only decides which tests are
+collected (the notebook pages, read for their front matter, that parametrize a module's tests): a
+change there changes the collected test ids, and a new id has no record.
 
 A fresh clone has no records, so CI runs everything. What the hook cannot see: a file whose mere
 existence (``Path.exists``) decides an outcome without being opened, and reads by compiled code that
@@ -27,6 +33,7 @@ test also opens; ``make test FULL=1`` runs everything.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
 import os
@@ -65,6 +72,16 @@ _stack: list[_Frame] = []  # the frame that gets what the hook sees: a test, a f
 _collection = _Frame()  # the collection, outside any test module's import
 _modules: dict[str, tuple[_Frame, set[str]]] = {}  # test module: its import's frame, the modules it loaded
 _fixtures: dict[tuple, _Frame] = {}
+
+
+@contextlib.contextmanager
+def not_inputs():
+    """Reads made inside are recorded nowhere (see the module's docstring: collection-only reads)."""
+    _stack.append(_Frame())
+    try:
+        yield
+    finally:
+        _stack.pop()
 
 
 def _under_root(path) -> str | None:
@@ -248,11 +265,8 @@ class Memo:
         self.left_out = len(left_out)
 
     def _holds(self, nodeid: str) -> bool:
-        _stack.append(_Frame())  # this plugin's own reads are nobody's input
-        try:
+        with not_inputs():  # this plugin's own reads
             return self._record_holds(nodeid)
-        finally:
-            _stack.pop()
 
     def _record_holds(self, nodeid: str) -> bool:
         path = _record_path(nodeid)
@@ -298,6 +312,8 @@ class Memo:
             frames += [_fixtures[key] for key in map(self._fixture_id, defs) if key in _fixtures]
         outcomes = self.outcomes.pop(item.nodeid)
         spawned = set().union(*(f.spawned for f in frames))
+        if item.get_closest_marker("spawned_reads_seen"):
+            spawned = set()
         if spawned or len(outcomes) != 3 or any(o != "passed" for o in outcomes):
             path.unlink(missing_ok=True)
             return
@@ -336,4 +352,6 @@ class Memo:
 
 
 def pytest_configure(config):
+    config.addinivalue_line("markers", "spawned_reads_seen: the processes this test starts read nothing of the "
+                            "repository but code, what the test opened, what its own server sent (tests/_memo.py)")
     config.pluginmanager.register(Memo(config), "attn-memo")

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+# Each case's pytest reads only its own small project and the plugin (code, in the code digest).
+pytestmark = pytest.mark.spawned_reads_seen
 
 FIRST = '''
 from helper import VALUE  # helper.py reads data/h.txt when it is imported (first by this module)
@@ -30,9 +32,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from _memo import not_inputs
 from helper import VALUE
 
 DATA = Path(__file__).parent.parent / "data"
+with not_inputs():  # the cases' files, read here only to decide which tests are collected
+    CASES = sorted(p.stem for p in DATA.glob("case_*.txt") if p.read_text().startswith("yes"))
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +65,16 @@ def test_starts_a_process():
     subprocess.run([sys.executable, "-c", "pass"], check=True)
 
 
+@pytest.mark.spawned_reads_seen
+def test_starts_a_process_that_reads_nothing_of_ours():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_case(case):
+    assert (DATA / f"{case}.txt").read_text().startswith("yes")
+
+
 def test_fails_when_b_is_2():
     assert (DATA / "b.txt").read_text() != "2"
 '''
@@ -72,7 +87,9 @@ VALUE = (Path(__file__).parent.parent / "data" / "h.txt").read_text()
 
 ALL = {"test_a_first.py::test_helper_value", "test_x.py::test_reads_a", "test_x.py::test_lists_data",
        "test_x.py::test_uses_fixture", "test_x.py::test_uses_helper_imported_elsewhere_first",
-       "test_x.py::test_starts_a_process", "test_x.py::test_fails_when_b_is_2"}
+       "test_x.py::test_starts_a_process", "test_x.py::test_fails_when_b_is_2",
+       "test_x.py::test_starts_a_process_that_reads_nothing_of_ours", "test_x.py::test_case[case_1]",
+       "test_x.py::test_case[case_2]"}
 ALWAYS = {"test_x.py::test_starts_a_process"}
 
 
@@ -83,6 +100,8 @@ def project(tmp_path: Path) -> Path:
     tests.mkdir()
     for name in ("a", "b", "f", "h"):
         (data / f"{name}.txt").write_text("1", encoding="utf-8")
+    for name in ("case_1", "case_2"):
+        (data / f"{name}.txt").write_text("yes", encoding="utf-8")
     (tests / "conftest.py").write_text('pytest_plugins = ["_memo"]\n', encoding="utf-8")
     (tests / "helper.py").write_text(HELPER, encoding="utf-8")
     (tests / "test_a_first.py").write_text(FIRST, encoding="utf-8")
@@ -133,6 +152,14 @@ def test_what_a_module_import_reads_counts_for_every_module_importing_it(project
     (project / "data" / "h.txt").write_text("2", encoding="utf-8")
     assert _run(project)["failed"] == {"test_a_first.py::test_helper_value",
                                        "test_x.py::test_uses_helper_imported_elsewhere_first"}
+
+
+def test_reads_that_only_decide_the_collection_are_nobodys_input(project):
+    _run(project)
+    (project / "data" / "case_2.txt").write_text("yes, again", encoding="utf-8")  # read by its own case too
+    assert _ran(_run(project)) == ALWAYS | {"test_x.py::test_case[case_2]"}  # not case_1's input
+    (project / "data" / "case_3.txt").write_text("yes", encoding="utf-8")  # a new case: a new id
+    assert _ran(_run(project)) == ALWAYS | {"test_x.py::test_case[case_3]", "test_x.py::test_lists_data"}
 
 
 def test_a_failing_test_runs_again_and_fails_again(project):

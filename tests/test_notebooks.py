@@ -16,9 +16,11 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXECUTED = ROOT / "_build" / "jupyter_execute"
 sys.path.insert(0, str(ROOT / "tools"))
+from _memo import not_inputs  # noqa: E402
 from export_executed import toc_pages  # noqa: E402  (one TOC reader for the build and the tests)
 
-PAGES = toc_pages()
+with not_inputs():  # what a page's front matter decides is which tests are collected (tests/_memo.py)
+    PAGES = toc_pages()
 IDS = [str(p.relative_to(ROOT)) for p in PAGES]
 
 

@@ -23,11 +23,13 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
 HTML_DIR = Path(os.environ.get("SITE_HTML_DIR", BUILD / "html"))  # as in test_site.py
 sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package
+from _memo import not_inputs  # noqa: E402
 from export_executed import toc_pages  # noqa: E402
 from sphinx_site.downloads import SETUP_TAG  # noqa: E402
 from sphinx_site.jupyter_markdown import myst_leftovers  # noqa: E402
 
-PAGES = [p.relative_to(ROOT).with_suffix("").as_posix() for p in toc_pages()]
+with not_inputs():  # what a page's front matter decides is which tests are collected (tests/_memo.py)
+    PAGES = [p.relative_to(ROOT).with_suffix("").as_posix() for p in toc_pages()]
 EX1 = "book/atividade4/ex1_atencao_produto_escalar"
 
 
