@@ -181,21 +181,23 @@ def fresh_python(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def local_site(tmp_path_factory) -> str:
-    """The built site served under the Pages project path, as the setup cell will fetch it."""
-    served = tmp_path_factory.mktemp("served")
-    prefix = urlsplit(BASEURL).path.strip("/")
-    (served / prefix).parent.mkdir(parents=True, exist_ok=True)
-    (served / prefix).symlink_to(HTML_DIR, target_is_directory=True)
+def local_site() -> str:
+    """The built site served under the Pages project path, as the setup cell will fetch it (from the
+    files themselves, so tests/_memo.py records what it sends)."""
+    prefix = "/" + urlsplit(BASEURL).path.strip("/")
 
     class Quiet(SimpleHTTPRequestHandler):
+        def translate_path(self, path):  # the site under its project path; nothing outside it
+            inside = path.startswith(prefix + "/")
+            return super().translate_path(path[len(prefix):]) if inside else os.path.join(os.devnull, "missing")
+
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(served)))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(HTML_DIR)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/{prefix}"
+        yield f"http://127.0.0.1:{server.server_address[1]}{prefix}"
     finally:
         server.shutdown()
         server.server_close()
@@ -212,6 +214,9 @@ def _text_outputs(cell) -> list[str]:
     return texts
 
 
+# Its processes (the fresh environment, made from the pins, and its kernel) read the template (checked
+# unchanged), the notebook this test opened and the wheel this test's server sent (tests/_memo.py).
+@pytest.mark.spawned_reads_seen
 def test_a_download_runs_in_a_fresh_environment_without_attn(fresh_python, local_site, tmp_path):
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
