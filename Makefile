@@ -9,7 +9,7 @@ DEV_STAMP := $(VENV)/.dev-installed
 LAB_STAMP := $(VENV)/.lab-installed
 LITE_STAMP := $(VENV)/.lite-installed
 # jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
-ATTN_HASH = $(shell cat attn/*.py pyproject.toml constraints.txt | sha256sum | cut -c1-16)
+ATTN_HASH = $(shell cat $$(find attn -name "*.py" | sort) pyproject.toml constraints.txt | sha256sum | cut -c1-16)
 
 .PHONY: book test unit site nbval nbval-changed rehearsal rehearse-unit rehearse-site \
 	rehearse-nbval lint sysdeps clean bench copy-task \
@@ -159,10 +159,10 @@ lighthouse: $(DEV_STAMP) sysdeps book
 	$(BIN)/python bench/lighthouse.py
 
 copy-task: $(BOOK_STAMP)
-	$(BIN)/python -m attn.copytask
+	$(BIN)/python -m attn.training.copytask
 
 transformer: $(BOOK_STAMP)
-	$(BIN)/python -m attn.tasks
+	$(BIN)/python -m attn.training.tasks
 
 clean:
 	rm -rf _build

@@ -1,5 +1,8 @@
 """attn: attention mechanisms and transformer pieces written from scratch in NumPy.
 
+The modules of this folder are what the lessons and Activity 4 grade; they never import
+:mod:`attn.training`, which holds the trained models, their backward passes and the experiments.
+
 Every public function documents the shape of each array it takes and
 returns, validates its inputs, and raises ``ValueError`` naming the argument,
 its shape and the expected shape instead of broadcasting silently.
@@ -8,14 +11,11 @@ from . import experiments, prose
 from .classic import additive_attention, dot_attention, general_attention
 from .core import causal_mask, masked_softmax, padding_mask, scaled_dot_product_attention, softmax
 from .encoder import ffn, layer_norm, transformer_encoder_block
-from .gru import gru_backward, gru_forward, init_gru
 from .multihead import MultiHeadAttention
 from .multihead_luong import multihead_general_attention
-from .optim import Adam, clip_grad_norm, cosine_lr
 from .plotting import ascii_heatmap, heatmap, use_style
 from .positional import positional_encoding, positional_frequencies
 from .self_attention import SelfAttention
-from .seq2seq import Seq2Seq
 
 __all__ = [
     "softmax",
@@ -37,13 +37,6 @@ __all__ = [
     "transformer_encoder_block",
     "positional_encoding",
     "positional_frequencies",
-    "init_gru",
-    "gru_forward",
-    "gru_backward",
-    "Seq2Seq",
-    "Adam",
-    "clip_grad_norm",
-    "cosine_lr",
     "prose",
     "experiments",
 ]

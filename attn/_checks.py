@@ -416,7 +416,7 @@ def check_token_rows(X, d_model: int, name: str = "X") -> np.ndarray:
     return X
 
 
-# -- token models (attn.seq2seq, attn.transformer) ---------------------------------------------
+# -- token models (attn.training.seq2seq, attn.training.encoder_model) ------------------------------
 
 
 def check_tokens(x, name: str, vocab_size: int) -> np.ndarray:

@@ -1,13 +1,15 @@
 """Run independent training jobs in two fresh interpreters, reproducibly, and show their progress.
 
-Used by :mod:`attn.copytask` and :mod:`attn.tasks`: each worker process is spawned with its BLAS
+Used by :mod:`attn.training.copytask` and :mod:`attn.training.tasks`: each worker process is spawned with its
+BLAS
 limited to one thread (set in the environment before NumPy is imported there), so two cores are
 used and float32 sums are bit-for-bit the same as in a serial run (``tests/test_tasks.py`` compares
 the two). In the browser (Pyodide, no processes) the jobs run one after the other; whether
 WebAssembly's sums match the native ones bit for bit is not tested.
 
-:class:`ProgressLine` is a job's optional progress line (the training loops of :mod:`attn.copytask`,
-:mod:`attn.tasks` and :mod:`attn.copy_transformer`; the in-browser short variants turn it on).
+:class:`ProgressLine` is a job's optional progress line (the training loops of :mod:`attn.training.copytask`,
+:mod:`attn.training.tasks` and :mod:`attn.training.copy_transformer`; the in-browser short variants turn it
+on).
 """
 from __future__ import annotations
 

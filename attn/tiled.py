@@ -134,7 +134,7 @@ def tiled_attention_backward(d_out, Q, K, V, output, stats, mask=None, scale=Non
     .. math:: dV = A^\top dO, \quad dA = dO\, V^\top, \quad dS = A \odot (dA - D),
               \quad dQ = c\, dS\, K, \quad dK = c\, dS^\top Q
 
-    the formulas of :func:`attn.backprop.attention_backward`, summed over tiles.
+    the formulas of :func:`attn.training.backward.attention_backward`, summed over tiles.
 
     Parameters
     ----------

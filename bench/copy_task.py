@@ -1,4 +1,4 @@
-"""Benchmark of the copy-task training step: NumPy (attn.seq2seq) vs the same model in PyTorch CPU.
+"""Benchmark of the copy-task training step: NumPy (attn.training.seq2seq) vs the same model in PyTorch CPU.
 
 Both run with one BLAS / intra-op thread, float32, batch 64, the default
 CopyConfig sizes. Prints milliseconds per training step (forward, backward,
@@ -19,9 +19,9 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from attn.copytask import CopyConfig, make_batch, training_lengths  # noqa: E402
-from attn.optim import Adam, clip_grad_norm  # noqa: E402
-from attn.seq2seq import Seq2Seq  # noqa: E402
+from attn.training.copytask import CopyConfig, make_batch, training_lengths  # noqa: E402
+from attn.training.optim import Adam, clip_grad_norm  # noqa: E402
+from attn.training.seq2seq import Seq2Seq  # noqa: E402
 
 LENGTHS = (10, 30, 50, 70, 90)
 

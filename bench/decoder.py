@@ -1,4 +1,5 @@
-"""Benchmark of the encoder–decoder training step (copy task): NumPy (attn.encdec) vs the same model in torch.
+"""Benchmark of the encoder–decoder training step (copy task): NumPy (attn.training.transformer) vs the same
+model in torch.
 
 Both run with one BLAS / intra-op thread, float32, the sizes of TransformerCopyConfig (the page
 "O Transformer completo na tarefa de cópia") and one batch of the copy task at each of three lengths.
@@ -18,9 +19,9 @@ import argparse  # noqa: E402
 import numpy as np  # noqa: E402
 from transformer import best_of  # noqa: E402  (bench/transformer.py: run as a script, bench/ is on the path)
 
-from attn.copy_transformer import TransformerCopyConfig, new_model  # noqa: E402
-from attn.copytask import make_batch  # noqa: E402
-from attn.optim import Adam, clip_grad_norm  # noqa: E402
+from attn.training.copy_transformer import TransformerCopyConfig, new_model  # noqa: E402
+from attn.training.copytask import make_batch  # noqa: E402
+from attn.training.optim import Adam, clip_grad_norm  # noqa: E402
 
 
 def batch(cfg, L):

@@ -62,8 +62,8 @@ def glued(notebook, name: str) -> float | None:
 
 def evaluation_seconds() -> dict[str, float]:
     """CPU seconds of the copy task's final evaluation of each model at the page's configuration."""
-    from attn.copytask import CopyConfig, evaluate
-    from attn.seq2seq import ATTENTION_MODES, Seq2Seq
+    from attn.training.copytask import CopyConfig, evaluate
+    from attn.training.seq2seq import ATTENTION_MODES, Seq2Seq
 
     cfg = CopyConfig()
     out = {}

@@ -1,10 +1,12 @@
-"""Benchmark of the Transformer-encoder training step: NumPy (attn.transformer) vs the same model in PyTorch.
+"""Benchmark of the Transformer-encoder training step: NumPy (attn.training.encoder_model) vs the same model
+in PyTorch.
 
 Both run with one BLAS / intra-op thread, float32, the default TaskConfig sizes (2 layers, 2 heads,
 d_model 32, d_ff 128, batch 64, n 12). Prints milliseconds per training step (forward, backward,
 clipping and Adam), both wall-clock (best of several: the machine may be shared) and CPU time, the
 share of the NumPy step spent in input validation, and the training time of the page's two models
-predicted from the per-step time. `make transformer` (python -m attn.tasks) times the real parallel run.
+predicted from the per-step time. `make transformer` (python -m attn.training.tasks) times the real parallel
+run.
 
     python bench/transformer.py
 """
@@ -20,8 +22,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from attn.optim import Adam, clip_grad_norm  # noqa: E402
-from attn.tasks import STEPS, TASKS, TaskConfig, make_batch, new_model  # noqa: E402
+from attn.training.optim import Adam, clip_grad_norm  # noqa: E402
+from attn.training.tasks import STEPS, TASKS, TaskConfig, make_batch, new_model  # noqa: E402
 
 
 def batch(cfg):

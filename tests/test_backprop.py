@@ -1,4 +1,4 @@
-"""attn.backprop and attn.transformer: finite differences (float64), exact zeros under masks, PyTorch autograd oracles.
+"""attn.training.backward and attn.training.encoder_model: finite differences (float64), exact zeros under masks, PyTorch autograd oracles.
 
 Finite differences: central, step 1e-6, relative error ``|num - ana| / (|num| + |ana|)`` (norms over the
 whole array) below 1e-6 for every parameter and every input. The whole-model checks perturb the loss
@@ -14,7 +14,9 @@ import torch
 
 import attn
 from attn import MultiHeadAttention, layer_norm, transformer_encoder_block
-from attn.backprop import (
+from attn.core import masked_softmax, scaled_dot_product_attention
+from attn.encoder import ffn
+from attn.training.backward import (
     attention_backward,
     embedding_backward,
     encoder_block_backward,
@@ -25,9 +27,7 @@ from attn.backprop import (
     softmax_backward,
     softmax_cross_entropy,
 )
-from attn.core import masked_softmax, scaled_dot_product_attention
-from attn.encoder import ffn
-from attn.transformer import TransformerEncoder
+from attn.training.encoder_model import TransformerEncoder
 
 STEP, TOL = 1e-6, 1e-6
 

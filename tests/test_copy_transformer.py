@@ -1,14 +1,14 @@
-"""attn.copy_transformer: same batches and evaluation as the GRU experiment, hand-computed scores, reproducibility."""
+"""attn.training.copy_transformer: same batches and evaluation as the GRU experiment, hand-computed scores, reproducibility."""
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from attn import copytask
-from attn.copy_transformer import TransformerCopyConfig, head_scores, new_model, run_many, run_one
-from attn.copytask import CopyConfig, steps_to_accuracy
-from attn.encdec import EncoderDecoder
-from attn.seq2seq import Seq2Seq
+from attn.training import copytask
+from attn.training.copy_transformer import TransformerCopyConfig, head_scores, new_model, run_many, run_one
+from attn.training.copytask import CopyConfig, steps_to_accuracy
+from attn.training.seq2seq import Seq2Seq
+from attn.training.transformer import EncoderDecoder
 
 TINY = replace(CopyConfig(), steps=6, max_len=8, eval_lengths=(3, 6), eval_per_length=8, eval_every=3,
                eval_mid_per_length=4, batch_size=8, hidden_size=8, emb_size=4, d_attn=4)

@@ -1,4 +1,4 @@
-"""attn.copytask: one evaluation set for every column, standard errors, the long plain run, rebuilt models."""
+"""attn.training.copytask: one evaluation set for every column, standard errors, the long plain run, rebuilt models."""
 from dataclasses import replace
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attn.copytask import (
+from attn.training.copytask import (
     BOS,
     EVAL_SEED,
     CopyConfig,
@@ -19,7 +19,7 @@ from attn.copytask import (
     standard_error,
     train,
 )
-from attn.seq2seq import Seq2Seq
+from attn.training.seq2seq import Seq2Seq
 
 TINY = CopyConfig(steps=12, batch_size=8, hidden_size=8, emb_size=4, d_attn=4, min_len=3, max_len=8, warmup=2,
                   eval_lengths=(3, 6), eval_per_length=40, eval_every=5, eval_mid_per_length=15)

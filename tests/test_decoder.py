@@ -1,4 +1,4 @@
-"""attn.decoder and attn.encdec forwards: the key/value cache equals full recomputation, causality, masks.
+"""attn.decoder and attn.training.transformer forwards: the key/value cache equals full recomputation, causality, masks.
 
 The cached greedy decode (one query row per new token and block) is compared in float64 with a decode
 that runs the whole prefix again at every step, on random models, source lengths and output lengths
@@ -16,8 +16,8 @@ from attn.decoder import (
     empty_self_cache,
     transformer_decoder_block,
 )
-from attn.decoder_backprop import decoder_block_forward
-from attn.encdec import EncoderDecoder
+from attn.training.decoder_backward import decoder_block_forward
+from attn.training.transformer import EncoderDecoder
 
 
 def random_model(d_model, num_heads, num_layers, seed, V=9, max_len=24):
@@ -85,7 +85,7 @@ def test_fixture_a_stale_cache_fails_the_comparison():
         self_cache["k"][...] = saved  # the new key is lost: later queries see zeros there
         return out
 
-    import attn.encdec as encdec
+    import attn.training.transformer as encdec
     real_step, encdec.decoder_block_step = encdec.decoder_block_step, forgetful_step
     try:
         stale = model.generate(src, src_len, 7, bos=1)

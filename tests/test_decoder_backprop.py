@@ -1,4 +1,4 @@
-"""attn.decoder_backprop and attn.encdec gradients: finite differences (float64), exact zeros, PyTorch oracles.
+"""attn.training.decoder_backward and attn.training.transformer gradients: finite differences (float64), exact zeros, PyTorch oracles.
 
 Finite differences as in test_backprop.py (central, step 1e-6, relative error below 1e-6) for every
 parameter and every input of the decoder block and every parameter of the whole encoder–decoder
@@ -14,8 +14,13 @@ from test_backprop import assert_close_grad, numeric_grad, probe, t, torch_layer
 from test_decoder import block_params, random_model
 
 import attn
-from attn.backprop import ffn_backward, layer_norm_backward, multihead_backward, softmax_cross_entropy
-from attn.decoder_backprop import ATTENTION_KEYS, decoder_block_backward, decoder_block_forward
+from attn.training.backward import (
+    ffn_backward,
+    layer_norm_backward,
+    multihead_backward,
+    softmax_cross_entropy,
+)
+from attn.training.decoder_backward import ATTENTION_KEYS, decoder_block_backward, decoder_block_forward
 
 
 def block_case(seed=30, B=3, T=5, S=4, d=6, h=2):

@@ -1,11 +1,11 @@
-"""attn.gru: hand values, finite differences, validation, and torch.nn.GRU / GRUCell as oracles."""
+"""attn.training.gru: hand values, finite differences, validation, and torch.nn.GRU / GRUCell as oracles."""
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attn.gru import cell_backward, cell_forward, gru_backward, gru_forward, init_gru
+from attn.training.gru import cell_backward, cell_forward, gru_backward, gru_forward, init_gru
 
 
 def weights64(D, H, seed):

@@ -28,8 +28,8 @@ EXERCISE_PAGES = {
         "attn/multihead_luong.py": ["multihead_general_attention"],
     }),
     "aula510/ex3_copia_gru.md": ("a510-ex3", 2, {
-        "attn/seq2seq.py": ["Seq2Seq._attn_decoder_forward", "replace_weights"],
-        "attn/gru.py": ["cell_forward"],
+        "attn/training/seq2seq.py": ["Seq2Seq._attn_decoder_forward", "replace_weights"],
+        "attn/training/gru.py": ["cell_forward"],
     }),
     "aula702/ex1_mascara.md": ("a702-ex1", 1, {
         "attn/core.py": ["masked_softmax", "scaled_dot_product_attention"],

@@ -1,12 +1,12 @@
-"""attn.optim: Adam and clipping against torch, the schedule by hand; attn.copytask data and determinism."""
+"""attn.training.optim: Adam and clipping against torch, the schedule by hand; attn.training.copytask data and determinism."""
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from attn.copytask import BOS, PAD, CopyConfig, evaluate, make_batch, train
-from attn.optim import Adam, clip_grad_norm, cosine_lr
+from attn.training.copytask import BOS, PAD, CopyConfig, evaluate, make_batch, train
+from attn.training.optim import Adam, clip_grad_norm, cosine_lr
 
 
 @pytest.mark.oracle

@@ -1,4 +1,4 @@
-"""attn.seq2seq: finite differences for every parameter, a torch-autograd oracle, masks, ablations."""
+"""attn.training.seq2seq: finite differences for every parameter, a torch-autograd oracle, masks, ablations."""
 import numpy as np
 import pytest
 import torch
@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attn
-from attn.seq2seq import Seq2Seq, replace_weights
+from attn.training.seq2seq import Seq2Seq, replace_weights
 
 V, E, H, A = 7, 3, 4, 3
 
@@ -115,7 +115,7 @@ def test_attention_step_matches_torch():
     s_prev = rng.standard_normal((B, H))
     mask = np.array([[True] * 4, [True, True, False, False]])
     y = rng.standard_normal((B, E))
-    from attn.gru import cell_forward
+    from attn.training.gru import cell_forward
 
     alpha = attn.masked_softmax(attn.classic.additive_scores(s_prev @ P["W_a"].T, keys @ P["U_a"].T,
                                                              P["v_a"]), mask)

@@ -1,4 +1,4 @@
-"""attn.tasks and attn.interpret: targets, exact baselines, training logs, ablations, probes, reproducibility.
+"""attn.training.tasks and attn.training.interpret: targets, exact baselines, training logs, ablations, probes, reproducibility.
 
 The baselines are checked against values worked out by hand and against a brute-force enumeration of
 every sequence; a zero ablation against the equivalent model with the head's rows of W_o set to zero;
@@ -11,8 +11,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from attn import interpret
-from attn.tasks import (
+from attn.training import interpret
+from attn.training.tasks import (
     TaskConfig,
     baselines,
     best_position_blind_accuracy,

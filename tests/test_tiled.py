@@ -18,9 +18,9 @@ from test_backprop import assert_close_grad, numeric_grad, probe
 
 import attn
 import attn.tiled
-from attn.backprop import attention_backward
 from attn.measure import peak_bytes
 from attn.tiled import SoftmaxStats, tiled_attention, tiled_attention_backward
+from attn.training.backward import attention_backward
 
 TOL = {np.float64: 1e-12, np.float32: 1e-5}
 

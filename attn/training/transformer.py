@@ -6,12 +6,14 @@ r"""The whole Transformer: an encoder–decoder with cross-attention, trained by
     \text{logits} = y^{(N)} W_{out} + b_{out}
 
 The encoder blocks are the post-norm blocks of :mod:`attn.encoder` (run by
-:func:`attn.backprop.encoder_block_forward`, with the source key padding mask), the decoder blocks
+:func:`attn.training.backward.encoder_block_forward`, with the source key padding mask), the decoder blocks
 those of :mod:`attn.decoder` (causal self-attention, then cross-attention to ``m`` with the same
 padding mask, then the FFN), ``PE`` the sinusoidal table of :func:`attn.positional.positional_encoding`.
 Training is teacher-forced cross-entropy over the real target tokens, with the signature of
-:meth:`attn.seq2seq.Seq2Seq.loss_and_grads`; :meth:`EncoderDecoder.greedy_decode` has the signature of
-:meth:`attn.seq2seq.Seq2Seq.greedy_decode`, so :func:`attn.copytask.evaluate` scores both models on
+:meth:`attn.training.seq2seq.Seq2Seq.loss_and_grads`; :meth:`EncoderDecoder.greedy_decode` has the signature
+of
+:meth:`attn.training.seq2seq.Seq2Seq.greedy_decode`, so :func:`attn.training.copytask.evaluate` scores both
+models on
 the same sequences.
 
 The decoder's self-attention gets only the causal mask: a real target position ``t`` attends to
@@ -27,19 +29,19 @@ import copy
 
 import numpy as np
 
-from ._checks import check_lengths, check_tokens, positive_int, shape_str
-from .backprop import (
+from .._checks import check_lengths, check_tokens, positive_int, shape_str
+from ..core import causal_mask, padding_mask
+from ..decoder import DECODER_KEYS, cross_attention_cache, decoder_block_step, empty_self_cache
+from ..multihead import MultiHeadAttention
+from ..positional import positional_encoding
+from .backward import (
     BLOCK_KEYS,
     embedding_backward,
     encoder_block_backward,
     encoder_block_forward,
     softmax_cross_entropy,
 )
-from .core import causal_mask, padding_mask
-from .decoder import DECODER_KEYS, cross_attention_cache, decoder_block_step, empty_self_cache
-from .decoder_backprop import ATTENTION_KEYS, decoder_block_backward, decoder_block_forward
-from .multihead import MultiHeadAttention
-from .positional import positional_encoding
+from .decoder_backward import ATTENTION_KEYS, decoder_block_backward, decoder_block_forward
 
 SITES = ("enc", "self", "cross")  # a head's place: encoder self-attention, decoder self- or cross-attention
 
@@ -73,7 +75,7 @@ class EncoderDecoder:
     -----
     The weights live in the dict ``params``: ``src_emb``, ``tgt_emb`` (V, d_model); encoder block
     ``l``: ``enc.{l}.W_q`` .. ``enc.{l}.W_o`` and ``enc.{l}.W1`` .. ``enc.{l}.beta2`` (the keys of
-    ``attn.backprop.BLOCK_KEYS``); decoder block ``l``: ``dec.{l}.self.W_q`` .. ``dec.{l}.self.W_o``,
+    ``attn.training.backward.BLOCK_KEYS``); decoder block ``l``: ``dec.{l}.self.W_q`` .. ``dec.{l}.self.W_o``,
     ``dec.{l}.cross.W_q`` .. ``dec.{l}.cross.W_o`` (attention, (h, d_model, d_k) and (d_model, d_model))
     and ``dec.{l}.W1`` .. ``dec.{l}.beta3`` (``attn.decoder.DECODER_KEYS``); ``W_out``
     (d_model, V), ``b_out`` (V,).
@@ -140,7 +142,8 @@ class EncoderDecoder:
         memory : ndarray, shape (B, S, d_model)
         cache : dict
             ``src``, ``key_mask`` (B, S) True on real positions, ``blocks`` (the caches of
-            :func:`attn.backprop.encoder_block_forward`, whose ``weights`` (B, h, S, S) are the maps).
+            :func:`attn.training.backward.encoder_block_forward`, whose ``weights`` (B, h, S, S) are the
+            maps).
         """
         src = check_tokens(src, "src", self.V)
         B, S = src.shape
@@ -169,7 +172,7 @@ class EncoderDecoder:
         logits : ndarray, shape (B, T, V)
         cache : dict
             ``tgt_in``, ``out`` (B, T, d_model) the last block's output, ``blocks`` (the caches of
-            :func:`attn.decoder_backprop.decoder_block_forward`, with ``self_weights`` (B, h, T, T)
+            :func:`attn.training.decoder_backward.decoder_block_forward`, with ``self_weights`` (B, h, T, T)
             and ``cross_weights`` (B, h, T, S)).
         """
         tgt_in = check_tokens(tgt_in, "tgt_in", self.V)
@@ -317,7 +320,8 @@ class EncoderDecoder:
 
     def greedy_decode(self, src, src_len, out_len, bos, attention_mode="learned", rng=None,
                       return_weights=False):
-        """Greedy decoding through the key/value cache, as :meth:`attn.seq2seq.Seq2Seq.greedy_decode`.
+        """Greedy decoding through the key/value cache, as
+        :meth:`attn.training.seq2seq.Seq2Seq.greedy_decode`.
 
         Parameters
         ----------
@@ -326,7 +330,7 @@ class EncoderDecoder:
         out_len : int
         bos : int
         attention_mode : {"learned"}
-            Only the learned weights (the weight replacements of :func:`attn.seq2seq.replace_weights`
+            Only the learned weights (the weight replacements of :func:`attn.training.seq2seq.replace_weights`
             belong to the single-head Bahdanau model; heads are ablated with :meth:`without_heads`).
         rng : unused
         return_weights : bool

@@ -18,8 +18,8 @@ them (a generator's draws do not depend on how many are asked for later), the fi
 
 Run from the terminal (both models in parallel, one process per core)::
 
-    python -m attn.copytask            # full experiment, prints the accuracy table
-    python -m attn.copytask --quick    # a short smoke run
+    python -m attn.training.copytask            # full experiment, prints the accuracy table
+    python -m attn.training.copytask --quick    # a short smoke run
 """
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from ._parallel import ProgressLine, map_in_two_processes
-from .measure import cpu_time
+from .._parallel import ProgressLine, map_in_two_processes
+from ..measure import cpu_time
 from .optim import Adam, clip_grad_norm, cosine_lr
 from .seq2seq import ATTENTION_MODES, Seq2Seq
 
@@ -292,7 +292,8 @@ def run_both(cfg: CopyConfig | None = None, progress: bool = False, parallel: bo
 
 
 def model_from_result(result) -> Seq2Seq:
-    """Rebuild the trained :class:`~attn.seq2seq.Seq2Seq` of a :func:`run_one` result (config and weights).
+    """Rebuild the trained :class:`~attn.training.seq2seq.Seq2Seq` of a :func:`run_one` result (config and
+    weights).
 
     ``result["config"]`` may be the dict :func:`run_one` stores or a :class:`CopyConfig`.
     """

@@ -1,4 +1,5 @@
-r"""Measurements on a trained :class:`~attn.transformer.TransformerEncoder`: what its heads do and need.
+r"""Measurements on a trained :class:`~attn.training.encoder_model.TransformerEncoder`: what its heads do and
+need.
 
 * :func:`pattern_scores` — how much each head looks at the mirror position and at equal tokens;
 * :func:`attention_entropy` — mean entropy of each head's attention rows (nats);
@@ -17,8 +18,8 @@ import copy
 
 import numpy as np
 
-from ._checks import as_float, check_ndim, check_probe_inputs, check_shape
-from .multihead import MultiHeadAttention
+from .._checks import as_float, check_ndim, check_probe_inputs, check_shape
+from ..multihead import MultiHeadAttention
 
 
 def pattern_scores(weights, tokens):
@@ -27,7 +28,7 @@ def pattern_scores(weights, tokens):
     Parameters
     ----------
     weights : ndarray, shape (num_layers, B, h, n, n)
-        Attention maps (:meth:`attn.transformer.TransformerEncoder.attention_maps`).
+        Attention maps (:meth:`attn.training.encoder_model.TransformerEncoder.attention_maps`).
     tokens : ndarray of int, shape (B, n)
 
     Returns

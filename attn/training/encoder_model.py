@@ -6,7 +6,7 @@ r"""A small Transformer encoder with per-position outputs, trained by the hand-w
     \text{logits} = x^{(L)} W_{out} + b_{out}
 
 Each block is the post-norm encoder block of :mod:`attn.encoder` (run by
-:func:`attn.backprop.encoder_block_forward`), ``PE`` the sinusoidal table of
+:func:`attn.training.backward.encoder_block_forward`), ``PE`` the sinusoidal table of
 :func:`attn.positional.positional_encoding`. The loss is the mean per-position
 cross-entropy over the real (unpadded) positions.
 
@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_encoder_tokens, positive_int
-from .backprop import (
+from .._checks import check_encoder_tokens, positive_int
+from ..core import padding_mask
+from ..multihead import MultiHeadAttention
+from ..positional import positional_encoding
+from .backward import (
     BLOCK_KEYS,
     embedding_backward,
     encoder_block_backward,
     encoder_block_forward,
     softmax_cross_entropy,
 )
-from .core import padding_mask
-from .multihead import MultiHeadAttention
-from .positional import positional_encoding
 
 # the order of a block's FFN and norm parameters in ``params`` (it fixes the order of the global
 # gradient norm's float sum, so it is kept as it was when the page's numbers were first computed)
@@ -72,7 +72,7 @@ class TransformerEncoder:
     Each array exists once: ``params["{l}.W_q"]`` *is* ``blocks[l][0].W_q``
     (the block's :class:`~attn.multihead.MultiHeadAttention`) and
     ``params["{l}.W1"]`` is ``blocks[l][1]["W1"]``. Training updates the arrays
-    in place (:class:`attn.optim.Adam`); assign with ``params[k][...] = value``,
+    in place (:class:`attn.training.optim.Adam`); assign with ``params[k][...] = value``,
     never ``params[k] = value``.
     """
 
@@ -124,7 +124,7 @@ class TransformerEncoder:
         cache : dict
             ``tokens``, ``mask`` (B, n) or None, ``states`` (the input of every
             block and the final output, each (B, n, d_model)) and ``blocks``
-            (the caches of :func:`attn.backprop.encoder_block_forward`, whose
+            (the caches of :func:`attn.training.backward.encoder_block_forward`, whose
             ``weights`` (B, h, n, n) are the attention maps).
         """
         tokens, lengths = check_encoder_tokens(tokens, lengths, self.V, self.max_len)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import (
+from .._checks import (
     as_float,
     check_attention_backward_inputs,
     check_dim,
@@ -40,9 +40,9 @@ from ._checks import (
     check_same_shape,
     check_shape,
 )
-from .core import softmax
-from .encoder import ffn, layer_norm
-from .multihead import MultiHeadAttention
+from ..core import softmax
+from ..encoder import ffn, layer_norm
+from ..multihead import MultiHeadAttention
 
 
 def _einsum(spec, a, b):

@@ -1,20 +1,22 @@
 """The copy task of lesson 5.10 for the encoder–decoder Transformer: the GRU experiment's data and evaluation.
 
-Everything about the task comes from :mod:`attn.copytask` and is imported, never re-typed: the
-batches (:func:`attn.copytask.training_lengths`, :func:`attn.copytask.make_batch`, drawn from the
-generator ``default_rng([seed, 1])`` exactly as :func:`attn.copytask.train` draws them, so seed 0
-sees the GRU's batches), the lengths and the evaluation (:func:`attn.copytask.evaluate`, the same
-sequences for every model). The model is :class:`attn.encdec.EncoderDecoder`, trained with the same
+Everything about the task comes from :mod:`attn.training.copytask` and is imported, never re-typed: the
+batches (:func:`attn.training.copytask.training_lengths`, :func:`attn.training.copytask.make_batch`, drawn
+from the
+generator ``default_rng([seed, 1])`` exactly as :func:`attn.training.copytask.train` draws them, so seed 0
+sees the GRU's batches), the lengths and the evaluation (:func:`attn.training.copytask.evaluate`, the same
+sequences for every model). The model is :class:`attn.training.transformer.EncoderDecoder`, trained with the
+same
 Adam, warm-up + cosine schedule and clipping as the GRUs.
 
 For the length-generalisation experiment, :func:`run_job` also trains the GRU models of
-:mod:`attn.copytask` on shorter sequences (their own training loop), so that one process pool runs
+:mod:`attn.training.copytask` on shorter sequences (their own training loop), so that one process pool runs
 every model of the page.
 
 Run from the terminal (one model per core)::
 
-    python -m attn.copy_transformer            # three seeds, prints accuracy per length and times
-    python -m attn.copy_transformer --quick    # a short smoke run
+    python -m attn.training.copy_transformer            # three seeds, prints accuracy per length and times
+    python -m attn.training.copy_transformer --quick    # a short smoke run
 """
 from __future__ import annotations
 
@@ -24,13 +26,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .._parallel import ProgressLine, map_in_two_processes
+from ..measure import cpu_time
 from . import copytask
-from ._parallel import ProgressLine, map_in_two_processes
 from .copytask import CopyConfig, make_batch, training_lengths
-from .encdec import SITES, EncoderDecoder
-from .measure import cpu_time
 from .optim import Adam, clip_grad_norm, cosine_lr
 from .seq2seq import Seq2Seq
+from .transformer import SITES, EncoderDecoder
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ def mid_evaluation(model, data: CopyConfig) -> dict:
 
 
 def train(cfg: TransformerCopyConfig, progress: bool = False, position: int = 0):
-    """Train one model, as :func:`attn.copytask.train` trains a GRU (same batches for the same seed).
+    """Train one model, as :func:`attn.training.copytask.train` trains a GRU (same batches for the same seed).
 
     With ``progress``, a text line (``attn._parallel.ProgressLine``) shows the steps done.
 
@@ -87,7 +89,7 @@ def train(cfg: TransformerCopyConfig, progress: bool = False, position: int = 0)
     history : dict
         ``loss`` per step, ``mid_eval`` as a list of ``(step, {length: accuracy})`` (the evaluation
         of :func:`mid_evaluation`), ``seconds`` (wall clock) and ``cpu_seconds`` of the training
-        loop, its evaluations included, as :func:`attn.copytask.train` measures it.
+        loop, its evaluations included, as :func:`attn.training.copytask.train` measures it.
     """
     data = cfg.data
     model = new_model(cfg)
@@ -145,12 +147,13 @@ def head_scores(weights) -> dict:
 
 
 def ablation(model, data: CopyConfig, per_length: int, seed: int = 2024) -> dict:
-    """Accuracy per length with each head removed in turn (:meth:`~attn.encdec.EncoderDecoder.without_heads`).
+    """Accuracy per length with each head removed in turn
+    (:meth:`~attn.training.transformer.EncoderDecoder.without_heads`).
 
     Returns
     -------
     dict {(site, layer, head): {length: accuracy}}, plus ``"none"``: the intact model, on the same
-    sequences (:func:`attn.copytask.evaluate` with ``seed``).
+    sequences (:func:`attn.training.copytask.evaluate` with ``seed``).
     """
     out = {"none": copytask.evaluate(model, data.eval_lengths, per_length, data.n_symbols, seed=seed)}
     for site in SITES:
@@ -175,7 +178,7 @@ def run_one(cfg: TransformerCopyConfig, progress: bool = False, position: int = 
 
 
 def run_gru(cfg: CopyConfig, progress: bool = False, position: int = 0) -> dict:
-    """Train one GRU model of :mod:`attn.copytask` and score it on the same final evaluation set.
+    """Train one GRU model of :mod:`attn.training.copytask` and score it on the same final evaluation set.
 
     Returns a picklable dict like :func:`run_one` (``kind`` "gru").
     """
@@ -186,7 +189,8 @@ def run_gru(cfg: CopyConfig, progress: bool = False, position: int = 0) -> dict:
 
 
 def trained_model(result: dict):
-    """The trained model of a :func:`run_job` result: an EncoderDecoder or a :class:`attn.seq2seq.Seq2Seq`."""
+    """The trained model of a :func:`run_job` result: an EncoderDecoder or a
+    :class:`attn.training.seq2seq.Seq2Seq`."""
     if result["kind"] == "transformer":
         return model_from_params(result["config"], result["params"])
     cfg = result["config"]

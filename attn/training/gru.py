@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_bool_mask, as_float, check_ndim, check_shape
+from .._checks import as_bool_mask, as_float, check_ndim, check_shape
 
 GRU_KEYS = ("W_ih", "W_hh", "b_ih", "b_hh")
 

@@ -10,13 +10,13 @@
 Sequences have a fixed length ``n``; tokens are drawn uniformly from
 ``n_symbols`` ids. :func:`baselines` gives each task's exact chance and
 majority-class accuracies, :func:`best_position_blind_accuracy` the exact
-ceiling of ``reverse`` without positions; :mod:`attn.interpret` measures the
+ceiling of ``reverse`` without positions; :mod:`attn.training.interpret` measures the
 trained models.
 
 Run from the terminal (both tasks in parallel, one process per core)::
 
-    python -m attn.tasks            # train both models, print accuracies and times
-    python -m attn.tasks --quick    # a short smoke run
+    python -m attn.training.tasks            # train both models, print accuracies and times
+    python -m attn.training.tasks --quick    # a short smoke run
 """
 from __future__ import annotations
 
@@ -29,12 +29,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._checks import positive_int
-from ._parallel import ProgressLine, map_in_two_processes
+from .._checks import positive_int
+from .._parallel import ProgressLine, map_in_two_processes
+from ..measure import cpu_time
+from .encoder_model import TransformerEncoder
 from .interpret import attention_entropy
-from .measure import cpu_time
 from .optim import Adam, clip_grad_norm, cosine_lr
-from .transformer import TransformerEncoder
 
 TASKS = ("reverse", "count")
 STEPS = {"reverse": 300, "count": 900}  # training steps of the page's models (reversal is learned fast)
@@ -218,7 +218,7 @@ def train(cfg: TaskConfig, progress: bool = False, position: int = 0):
         ``loss`` per step; ``grad_norm``: the norms of the gradients of ``W_q`` and ``W_k`` of every
         layer before clipping, ``{"W_q": (steps, L), "W_k": (steps, L)}``; every ``eval_every`` steps
         and before the first one (step 0), ``mid_eval``, a list of ``(step, accuracy)``, and
-        ``entropy``, a list of ``(step, (L, h) array)`` of :func:`attn.interpret.attention_entropy`,
+        ``entropy``, a list of ``(step, (L, h) array)`` of :func:`attn.training.interpret.attention_entropy`,
         both on the same ``eval_mid_size`` held-out sequences; ``seconds`` of training (wall clock)
         and ``cpu_seconds`` (CPU time of this process: what the wall time would be on an idle core).
     """

@@ -1,8 +1,9 @@
 r"""Backward pass of the post-norm decoder block (:mod:`attn.decoder`), written out by hand.
 
-Built from the pieces of :mod:`attn.backprop`, as :func:`attn.backprop.encoder_block_backward` is:
-:func:`~attn.backprop.layer_norm_backward`, :func:`~attn.backprop.ffn_backward` and
-:func:`~attn.backprop.multihead_backward` (once for the causal self-attention, where the gradient
+Built from the pieces of :mod:`attn.training.backward`, as
+:func:`attn.training.backward.encoder_block_backward` is:
+:func:`~attn.training.backward.layer_norm_backward`, :func:`~attn.training.backward.ffn_backward` and
+:func:`~attn.training.backward.multihead_backward` (once for the causal self-attention, where the gradient
 of ``y`` is ``dQ + dK + dV``, once for the cross-attention, where ``dQ`` goes to the decoder and
 ``dK + dV`` to the encoder's memory).
 
@@ -14,8 +15,8 @@ Shapes: ``...`` batch dimensions, ``T`` target length, ``S`` source length, ``h`
 """
 from __future__ import annotations
 
-from .backprop import ffn_backward, layer_norm_backward, multihead_backward
-from .encoder import ffn, layer_norm
+from ..encoder import ffn, layer_norm
+from .backward import ffn_backward, layer_norm_backward, multihead_backward
 
 ATTENTION_KEYS = ("W_q", "W_k", "W_v", "W_o")
 

@@ -1,6 +1,6 @@
 r"""GRU encoder-decoder, with or without Bahdanau attention, with a hand-written backward.
 
-Both models share the encoder: an embedding and a GRU (:mod:`attn.gru`) read
+Both models share the encoder: an embedding and a GRU (:mod:`attn.training.gru`) read
 the source; padded steps carry the state over, so the encoder's last state is
 every sequence's state at its own last real token.
 
@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_lengths, check_tokens, shape_str
-from .backprop import embedding_backward
-from .classic import additive_scores
-from .core import masked_softmax, padding_mask
+from .._checks import check_lengths, check_tokens, shape_str
+from ..classic import additive_scores
+from ..core import masked_softmax, padding_mask
+from .backward import embedding_backward
 from .gru import cell_backward, cell_forward, gru_backward, gru_forward, init_gru
 
 ATTENTION_MODES = ("learned", "uniform", "permuted", "shifted")
@@ -106,7 +106,7 @@ class Seq2Seq:
     Notes
     -----
     The weights live in the dict ``params``: ``src_emb`` (V, E), ``enc_*``
-    and ``dec_*`` GRU weights (see :mod:`attn.gru`; ``dec_W_ih`` is
+    and ``dec_*`` GRU weights (see :mod:`attn.training.gru`; ``dec_W_ih`` is
     (3H, E + H) with attention: columns ``[:E]`` for the embedding, ``[E:]``
     for the context), ``tgt_emb`` (V, E), ``W_a`` (A, H), ``U_a`` (A, H),
     ``v_a`` (A,), ``W_out`` (V, H), ``W_ctx`` (V, H) (attention only: the
