@@ -3,7 +3,7 @@
 Each page is opened cold (a fresh browser context: empty cache) from its "Executar no navegador"
 button, the way tests/test_lite.py drives it, and every cell is run. Prints, per page, the seconds
 from opening the notebook to the kernel being ready, to the first output and to the last cell done
-(the short variant for the training pages, HEAVY in tools/sphinx_site/lite.py), and the traceback of a
+(the short variant for the training pages, HEAVY in tools/sphinx_site/downloads.py), and the traceback of a
 cell that fails. Needs `make book`.
 
     python bench/lite.py [PAGE ...]     # default: every notebook page of the TOC

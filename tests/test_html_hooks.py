@@ -19,13 +19,12 @@ from PIL import Image
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))  # the Sphinx extension, tools/sphinx_site/, is not installed
-from sphinx_site.figures import FIGURE_LINK_TITLE  # noqa: E402
+from sphinx_site.html_fixes import FIGURE_LINK_TITLE  # noqa: E402
 
 # Each build reads its own project (under tmp_path) and the hook modules (code, in the code digest).
 pytestmark = pytest.mark.spawned_reads_seen
 
-HOOKS = ["sphinx_site.bibliography", "sphinx_site.code_toggles", "sphinx_site.dataframes",
-         "sphinx_site.figures", "sphinx_site.api_fields", "sphinx_site.exercises"]
+HOOKS = ["sphinx_site.bibliography", "sphinx_site.html_fixes"]
 
 FIXTURE_EXT = '''
 from docutils import nodes

@@ -55,7 +55,7 @@ from export_executed import toc_pages  # noqa: E402
 
 PAGE = "book/atividade4/ex1_atencao_produto_escalar.html"
 # The training pages, each run to its last cell in its short in-browser variant (HEAVY in
-# tools/sphinx_site/lite.py), and the progress lines (tqdm's label, steps) its training jobs print:
+# tools/sphinx_site/downloads.py), and the progress lines (tqdm's label, steps) its training jobs print:
 # each must reach its last step. The steps are those the variant's edits set.
 TRAINING_PROGRESS = {
     "book/aula510/ex3_copia_gru": [("atenção", 20), ("sem atenção", 20), ("sem atenção", 40)],
@@ -124,7 +124,7 @@ def _run_all(page, url: str) -> dict:
 
 
 # attachment:<name> is a Markdown cell's own attachment (the notebooks' glued figures, written by
-# tools/sphinx_site/jupyter_markdown.py). JupyterLab renders the cell's HTML first, so the browser
+# tools/sphinx_site/notebook_markdown.py). JupyterLab renders the cell's HTML first, so the browser
 # tries the raw URL once (ERR_UNKNOWN_URL_SCHEME: no host is asked), then swaps in the attachment.
 ATTACHMENT = "attachment:"
 

@@ -2,7 +2,7 @@
 
 Every notebook page's download (``_sources/**/*.ipynb``) and in-browser copy (``lite/files/``) has
 its prose in plain Jupyter Markdown, written from the page's resolved doctree
-(tools/sphinx_site/jupyter_markdown.py): no MyST directive, role or label is left; glued values are
+(tools/sphinx_site/notebook_markdown.py): no MyST directive, role or label is left; glued values are
 their text; ``literalinclude`` listings hold the included source; and no code cell of the page is
 lost or reordered. Reads the built site (``make book``).
 """
@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package
 from _memo import not_inputs  # noqa: E402
 from export_executed import toc_pages  # noqa: E402
 from sphinx_site.downloads import SETUP_TAG  # noqa: E402
-from sphinx_site.jupyter_markdown import myst_leftovers  # noqa: E402
+from sphinx_site.notebook_markdown import myst_leftovers  # noqa: E402
 
 with not_inputs():  # what a page's front matter decides is which tests are collected (tests/_memo.py)
     PAGES = [p.relative_to(ROOT).with_suffix("").as_posix() for p in toc_pages()]

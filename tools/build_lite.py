@@ -16,7 +16,7 @@ Everything the browser runs is served by the site itself:
 
 Each notebook page's download becomes ``lite/files/<page>.ipynb`` (outputs cleared, kernel
 ``python``: a kernelspec named ``python3`` would make JupyterLite ask for a kernel). Pages too heavy
-for the browser get a short variant (HEAVY, in tools/sphinx_site/lite.py: the site's button names it
+for the browser get a short variant (HEAVY, in tools/sphinx_site/downloads.py: the site's button names it
 too). Each notebook carries a hash of its content (``metadata.course_site.version``): before the
 app starts, ``lite/fresh-notebooks.js`` moves aside a copy the browser kept of an older version
 (JupyterLite's stored copy wins over the served file), so a returning student opens the current
@@ -48,8 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 from export_executed import toc_pages  # noqa: E402
-from sphinx_site.downloads import WHEEL_DIR, attn_wheel_name  # noqa: E402
-from sphinx_site.lite import HEAVY, LITE_DIR  # noqa: E402
+from sphinx_site.downloads import HEAVY, LITE_DIR, WHEEL_DIR, attn_wheel_name  # noqa: E402
 
 PYODIDE_NPM = ROOT / "node_modules" / "pyodide"
 PYODIDE_RUNTIME = ("pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
@@ -200,7 +199,7 @@ def lite_notebook(download: Path, page: str) -> dict:
                 cell["source"], hits = source, hits + n
         if not hits:
             raise SystemExit(f"build_lite: {page}: no cell matches {pattern!r} "
-                             "(update HEAVY in tools/sphinx_site/lite.py)")
+                             "(update HEAVY in tools/sphinx_site/downloads.py)")
     if page in HEAVY:
         for cell in notebook["cells"]:
             if cell["cell_type"] == "code":

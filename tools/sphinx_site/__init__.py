@@ -8,7 +8,7 @@ of the behaviour: keep it. The post-processing of the written pages runs in one 
 are listed, in order, in ``publish.py``.
 
 Neither ``tools/build_lite.py`` nor ``tools/export_executed.py`` is imported here; the in-browser
-build imports what it shares with the site from this package (``downloads``, ``lite``).
+build imports what it shares with the site from this package (``downloads``).
 """
 
 from __future__ import annotations
@@ -16,26 +16,16 @@ from __future__ import annotations
 from sphinx.application import Sphinx
 
 from . import (
-    api_fields,
     assets,
     bibliography,
-    citations,
-    code_toggles,
-    dataframes,
-    descriptions,
     downloads,
-    exercises,
-    figures,
+    html_fixes,
     identity,
-    issue_button,
-    jupyter_markdown,
     mathjax,
-    not_found,
-    outputs,
+    notebook_markdown,
     publish,
-    run_button,
+    search,
     sitemap,
-    thebe,
     translations,
 )
 
@@ -47,24 +37,14 @@ def setup(app: Sphinx) -> dict:
     for name in THIRD_PARTY:
         app.setup_extension(name)
     identity.setup(app)  # repository, site URL and author, derived from the run (first of all)
-    not_found.setup(app)  # the 404 page under the Pages project path
-    sitemap.setup(app)  # sitemap.xml settings, completed after incremental builds
-    assets.setup(app)  # the site's stylesheets, script and template overrides
-    translations.setup(app)  # Portuguese theme strings
-    thebe.setup(app)  # sphinx-thebe's files dropped while Thebe is off
-    mathjax.setup(app)  # MathJax's fonts served by the site, no MathJax in the browser
-    descriptions.setup(app)  # a Portuguese <meta name="description"> per page
-    run_button.setup(app)  # the "Executar no navegador" button on notebook pages
-    issue_button.setup(app)  # the issue button's Portuguese title and body
-    citations.setup(app)  # the Portuguese author-year citation style
-    bibliography.setup(app)  # the reference list's entries as list items (citation visitor)
-    code_toggles.setup(app)  # hidden cells' toggles: no English label, phrasing titles (myst-nb's node)
-    dataframes.setup(app)  # pandas tables in cell outputs: valid HTML (raw-node visitor)
-    figures.setup(app)  # figures: lazy loading, a link to the full-size file (image visitor)
-    api_fields.setup(app)  # API "Returns" lists not wrapped in a paragraph (post-transform)
-    exercises.setup(app)  # one id per exercise body (post-transform)
-    outputs.setup(app)  # the lessons' deliverable files under outputs/
-    jupyter_markdown.setup(app)  # each notebook page's runnable notebook, its prose as the page shows it
-    downloads.setup(app)  # the attn wheel and the downloads' setup cell
+    sitemap.setup(app)  # the 404 page under the Pages project path; sitemap.xml; the root redirect page
+    assets.setup(app)  # the site's stylesheets, script and templates; outputs/; sphinx-thebe's files dropped
+    translations.setup(app)  # Portuguese theme strings and issue button
+    mathjax.setup(app)  # math pre-rendered at build time, MathJax's fonts served by the site
+    search.setup(app)  # the search box's placeholder, search scripts, a <meta name="description"> per page
+    downloads.setup(app)  # the attn wheel, the downloads' setup cell, the "Executar no navegador" button
+    bibliography.setup(app)  # the Portuguese author-year citation style; reference entries as list items
+    html_fixes.setup(app)  # third-party HTML fixed by node visitors and post-transforms
+    notebook_markdown.setup(app)  # each notebook page's runnable notebook, its prose as the page shows it
     publish.setup(app)  # the published HTML's post-processing, last (see publish.py)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

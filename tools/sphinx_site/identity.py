@@ -7,7 +7,7 @@ page, the repository and issue buttons and the Binder link all follow ``html_bas
 ``repository_url`` as set here. The author is ``author`` in ``_config.yml``; pages show it through
 the MyST substitution ``{{ author }}``, and link to repository files with the role ``{repo}`path```
 (sphinx.ext.extlinks). What a build used is recorded in ``site-identity.json`` next to its ``html/``
-directory, for the tests.
+directory, for the tests. ``ROOT`` and ``TOOLS`` say where the repository and the build's own files are.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from pathlib import Path
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
+TOOLS = Path(__file__).resolve().parent.parent  # tools/: the build's own files
+ROOT = TOOLS.parent  # the repository
 PAGES_URL_ENV = "PAGES_BASE_URL"  # set by the workflow from tools/pages_base_url.py (GitHub's Pages API)
 IDENTITY_FILE = "site-identity.json"
 _GITHUB_REMOTE = re.compile(

@@ -26,7 +26,7 @@ from sphinx.application import Sphinx
 from sphinx.config import Config
 from sphinx.errors import ConfigError
 
-from .paths import ROOT
+from .identity import ROOT
 
 MATHJAX_PACKAGE = ROOT / "node_modules" / "mathjax"
 MATHJAX_ENTRY = "tex-chtml.js"

@@ -1,28 +1,26 @@
-"""Portuguese theme strings: the gaps of the themes' own catalogs.
+"""Portuguese theme strings: the gaps of the themes' own catalogs, and the issue button's text.
 
 ``tools/locale/pt_BR/LC_MESSAGES/*.po`` are compiled at build time into the build directory (never
-committed) and registered as fallback catalogs. The search box's placeholder is set here: Jupyter
-Book 1.0.4 sets ``html_theme_options.search_bar_text`` to an English default, which no catalog
-translates.
+committed) and registered as fallback catalogs.
+
+The "open an issue" button pre-fills a Portuguese title and body, not the theme's English text.
+Upstream gap: sphinx-book-theme 1.3.0 hard-codes ``title=Issue on page …&body=Your issue content
+here.`` in ``header_buttons/source.py`` (no option sets them); that handler, run after the theme's
+buttons exist, rewrites that one URL.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from sphinx.application import Sphinx
-from sphinx.config import Config
 
-from .paths import TOOLS
+from .identity import TOOLS
 
 LOCALE = TOOLS / "locale"
-
-
-def _search_bar_text(app: Sphinx, config: Config) -> None:
-    if config.html_theme_options.get("search_bar_text") in (None, "Search this book..."):
-        config.html_theme_options["search_bar_text"] = "Buscar neste livro..."
 
 
 def _compile_catalogs(app: Sphinx) -> None:
@@ -39,6 +37,24 @@ def _compile_catalogs(app: Sphinx) -> None:
         app.add_message_catalog(domain, str(target))
 
 
+ISSUE_TITLE = "Problema na página /{page}.html"
+ISSUE_BODY = "Descreva o problema aqui."
+
+
+def _buttons(buttons: list[dict]):
+    for button in buttons:
+        yield button
+        yield from _buttons(button.get("buttons", []))
+
+
+def _portuguese_issue_button(app: Sphinx, pagename, templatename, context, doctree) -> None:
+    for button in _buttons(context.get("header_buttons", [])):
+        if button.get("label") == "source-issues-button" and "/issues/new?" in button.get("url", ""):
+            base = button["url"].split("?", 1)[0]
+            title = quote(ISSUE_TITLE.format(page=pagename), safe="")
+            button["url"] = f"{base}?title={title}&body={quote(ISSUE_BODY, safe='')}"
+
+
 def setup(app: Sphinx) -> None:
-    app.connect("config-inited", _search_bar_text, priority=400)
     _compile_catalogs(app)
+    app.connect("html-page-context", _portuguese_issue_button, priority=510)  # after the theme's buttons
