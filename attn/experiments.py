@@ -67,7 +67,7 @@ def future_token_change(Q, K, V, seed: int = 0):
 
 
 def same_token_two_positions(mha, ffn_params, seed: int = 0, length: int = 60, positions=(1, 50)):
-    """Exercise 4, question 2: ``length`` copies of one N(0, 1) token through the encoder block.
+    """Exercise 4, question 2: ``length`` N(0, 1) tokens, one of them repeated at both ``positions``.
 
     Returns
     -------
@@ -76,9 +76,9 @@ def same_token_two_positions(mha, ffn_params, seed: int = 0, length: int = 60, p
         and with the positional encoding added to the input.
     """
     check_ffn_inputs(np.zeros((positive_int(length, "length"), mha.d_model)), *ffn_params)
-    token = np.random.default_rng(seed).normal(size=mha.d_model)  # (d_model,)
-    X = np.tile(token, (length, 1))  # (length, d_model)
     p, q = positions
+    X = np.random.default_rng(seed).normal(size=(length, mha.d_model))  # (length, d_model)
+    X[q] = X[p]  # the same token at positions p and q, other tokens around them
     outputs = [transformer_encoder_block(M, mha, *ffn_params)
                for M in (X, X + positional_encoding(length, mha.d_model))]  # (length, d_model) each
     return tuple(float(np.abs(out[p] - out[q]).max()) for out in outputs)

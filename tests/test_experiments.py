@@ -50,8 +50,10 @@ def test_future_token_change_sees_the_future_when_a_query_may_reach_it():
 def test_same_token_two_positions():
     mha, _, params = encoder_example()
     without, with_pe = same_token_two_positions(mha, params, seed=0, length=60)
-    token = np.random.default_rng(0).normal(size=8)
-    out = attn.transformer_encoder_block(np.tile(token, (60, 1)) + attn.positional_encoding(60, 8), mha, *params)
+    X = np.random.default_rng(0).normal(size=(60, 8))
+    X[50] = X[1]
+    assert len({tuple(row) for row in X}) == 59  # one repeated token among 59 different ones
+    out = attn.transformer_encoder_block(X + attn.positional_encoding(60, 8), mha, *params)
     assert without < 1e-12 and with_pe == np.abs(out[1] - out[50]).max() > 0.1
 
 
