@@ -152,7 +152,7 @@ def test_header_controls_open_and_close_what_they_control(site, rel, width):
         context.close()
     expected = ["☰", "≡"] if width < NARROW else ["☰"]
     assert pressed == expected, f"visible header controls {pressed}, expected {expected}"
-    assert not problems, problems
+    assert not problems, "\n".join(problems)
 
 
 # --------------------------------------------------------------------------- 2. search
@@ -266,6 +266,7 @@ CUT_CODE_JS = """() => [...document.querySelectorAll('article pre')]
 
 def test_printed_code_lines_are_not_cut(site):
     """Every content page printed (print media, an A4 sheet's width): every code line shows whole."""
+    assert len(CONTENT_PAGES) > 20, f"content pages: {CONTENT_PAGES}"
     cut = {}
     context = site["browser"].new_context(viewport={"width": A4_WIDTH, "height": 1123}, locale="pt-BR")
     try:
