@@ -326,7 +326,7 @@ def encoder_block() -> Figure:
     x_in = c.box(cx, 0.45, 1.7, 0.55, r"$x$   $(n \times d_{model})$", role="plain", fontsize=11)
     fork = 1.05
     c.arrow(x_in.top(), (cx, fork), head=False)
-    mha = c.box(cx, 2.0, bw, 0.75, "Atenção multi-cabeça\n(Exercício 2)", role="query", fontsize=11)
+    mha = c.box(cx, 2.0, bw, 0.75, "Atenção multicabeça\n(Exercício 2)", role="query", fontsize=11)
     for dx, lab in zip((-0.7, 0.0, 0.7), "QKV", strict=True):
         c.arrow((cx, fork), (cx + dx, 1.3), mha.bottom(dx=dx))
         c.text(cx + dx + 0.09, 1.43, f"${lab}$", fontsize=9.5, color=NOTE, ha="left")
