@@ -35,7 +35,7 @@ DIAGRAMS = {
     "multihead": ("book/atividade4/ex2_multi_cabeca.md", "fig-ex2-diagrama",
                   ["$Q W_Q^1$", "$V W_V^h$", "Atenção\n(Exercício 1)"]),
     "encoder_block": ("book/atividade4/ex3_bloco_encoder.md", "fig-ex3-diagrama",
-                      ["Atenção multi-cabeça\n(Exercício 2)", "Normalização de camada", "+", "conexão\nresidual"]),
+                      ["Atenção multicabeça\n(Exercício 2)", "Normalização de camada", "+", "conexão\nresidual"]),
     "copy_task": ("book/aula510/ex3_copia_gru.md", "fig-cp-diagrama",
                   ["$h_4$", "$s_1$", "$x_1$", "$y_4$", "gargalo", "codificador", "decodificador"]),
 }
