@@ -10,7 +10,8 @@ Each test measures one defect a reader found, at the width where it shows:
 * every figure shown smaller than its pixels opens at full size (a link to the image file);
 * the layout does not shift while the page loads: cumulative layout shift from Chromium's
   ``layout-shift`` entries under Lighthouse's mobile emulation (viewport, CPU and network throttled
-  through CDP), with the web fonts and scripts served late, measured until the page is quiet;
+  through CDP), with the web fonts and scripts served late, measured until the page is quiet (the
+  full tier, ``make test-full``: every page under throttling takes minutes);
 * a returning student gets the current notebook in JupyterLite, not a stale autosaved copy
   (their own copy is kept next to it).
 
