@@ -1,5 +1,6 @@
-# Two entry points (see README): `make book` builds the site, `make test` runs every test.
-# Both create .venv on first use and are idempotent; a second run with nothing changed is quick.
+# Entry points (README, CONTRIBUTING.md): `make book` builds the site; `make test` runs the pull-request
+# tier, `make test-full` every test; `make page PAGE=book/<...>.md` re-checks one page.
+# Each creates .venv on first use and is idempotent; a second run with nothing changed is quick.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -8,11 +9,11 @@ BOOK_STAMP := $(VENV)/.book-installed
 DEV_STAMP := $(VENV)/.dev-installed
 LAB_STAMP := $(VENV)/.lab-installed
 LITE_STAMP := $(VENV)/.lite-installed
-# jupyter-cache hashes only code cells, so a change in attn/ must invalidate it by hand.
-ATTN_HASH = $(shell cat $$(find attn -name "*.py" | sort) pyproject.toml constraints.txt | sha256sum | cut -c1-16)
+# jupyter-cache hashes only code cells, so a change in attn/ or the pins must invalidate it by hand
+# (of pyproject.toml, what comes before the tools' settings: the package and its dependencies).
+ATTN_HASH = $(shell { cat $$(find attn -name "*.py" | sort) constraints.txt; sed '/^\[tool\.pytest/,$$d' pyproject.toml; } | sha256sum | cut -c1-16)
 
-.PHONY: book test unit site nbval nbval-changed rehearsal rehearse-unit rehearse-site \
-	rehearse-nbval lint sysdeps clean bench copy-task \
+.PHONY: book test test-full unit site nbval page lint sysdeps clean bench copy-task \
 	transformer mathjax lab lite lighthouse
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
@@ -80,72 +81,51 @@ sysdeps:
 		$$SUDO apt-get update -qq && \
 		$$SUDO apt-get install -y -qq chromium shellcheck default-jre-headless >/dev/null; fi
 
-# `make test FULL=1`: every test and every notebook runs, none left out as unchanged (tests/_memo.py).
-ifdef FULL
-export MEMO := 0
-endif
+# The two test tiers, one pytest marker (`full`, pyproject.toml): the pull-request tier (TIER=pr, what
+# `make test`, .ci/run and every pull request run) leaves out the tests marked `full`; TIER=full (`make
+# test-full`, the workflow's weekly run) runs them all.
+TIER ?= pr
+NOT_FULL = $(if $(filter full,$(TIER)),, and not full)
 
-# The test stages. CI runs each as its own job over the build job's artifact (no second build);
-# `make test` runs them here after `make book`, all three at once.
-SITE_TEST = $(BIN)/python -m pytest tests/test_site.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py -m site \
-	-p no:cacheprovider --durations=12
-# nbval over pytest-xdist workers, one notebook per worker at a time (each notebook has its own kernel;
-# the site's outputs and stated times come from the build, never from this re-execution).
-NBVAL_JOBS ?= 2
-NBVAL_ARGS = --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	-p no:cacheprovider
-NBVAL_TEST = $(BIN)/python -m pytest -n $(NBVAL_JOBS) $(NBVAL_ARGS)
-
+# The test stages; CI runs each as its own job over the build job's artifact (no second build).
 # The unit stage over pytest-xdist workers, one test file per worker (module fixtures run once).
 UNIT_JOBS ?= 2
 unit: $(DEV_STAMP)
-	$(BIN)/python -m pytest tests -q -m "not site and not rehearsal" -p no:cacheprovider --durations=12 \
-		-n $(UNIT_JOBS) --dist loadfile
+	$(BIN)/python -m pytest tests -q -m "not site$(NOT_FULL)" --durations=12 -n $(UNIT_JOBS) --dist loadfile
 
 site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-jar
-	$(SITE_TEST)
+	$(BIN)/python -m pytest tests/test_site.py tests/test_navigation.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py \
+		-m "site$(NOT_FULL)" --durations=12
 
+# nbval re-executes each executed notebook in a fresh kernel and compares its text outputs with the
+# build's; over pytest-xdist workers, one notebook per worker at a time. The training pages (their
+# full training) are in the full tier (conftest.py marks their cells).
+NBVAL_JOBS ?= 2
+NBVAL_ARGS = --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 nbval: $(DEV_STAMP)
-	$(NBVAL_TEST) _build/jupyter_execute
+	$(BIN)/python -m pytest -n $(NBVAL_JOBS) --dist loadfile $(NBVAL_ARGS) -m "not site$(NOT_FULL)" _build/jupyter_execute
 
-# The workflow's test jobs rehearsed (tests/ci_rehearsal.py): each on a fresh clone of HEAD plus the
-# build's artifact, as GitHub Actions runs it, side by side (each job has its own workspace).
-REHEARSE = $(BIN)/python -m pytest -m rehearsal -p no:cacheprovider -rA \
-	tests/test_ci_rehearsal.py::test_the_job_passes_on_a_fresh_clone_plus_the_artifact
-rehearse-unit rehearse-site rehearse-nbval: rehearse-%: $(DEV_STAMP) sysdeps
-	$(REHEARSE)[$*]
-
-rehearsal: $(DEV_STAMP) sysdeps
-	@$(MAKE) --no-print-directory -j3 --output-sync=target rehearse-unit rehearse-site rehearse-nbval
-
-# `make test`: book, then the three test stages side by side.
-# * On a fresh clone (a clean tree whose stages never passed here: CI's case), each stage runs as its
-#   workflow job, rehearsed on a fresh clone plus the build's artifact; nothing runs twice. What the
-#   jobs kept (the notebooks' pass, the tests' records, the browser visits) is then taken over, so the
-#   next `make test` is incremental.
-# * Otherwise each stage re-runs only what changed, by content: nbval re-executes only the notebooks
-#   whose code, outputs or dependencies (attn/, pins) changed (tools/stages.py), so a prose edit
-#   re-executes nothing; the unit and browser stages leave out each test that passed before on
-#   byte-identical inputs: the code, the files it read, the pages the local server sent it
-#   (tests/_memo.py). A test that starts a process (other than the browser) always runs.
-# The browser stage mostly waits on the browser, so it shares the cores with the other two;
-# --output-sync keeps each stage's log in one piece.
+# `make test`: book, then the three stages side by side (the browser stage mostly waits on the
+# browser, so it shares the cores with the other two; --output-sync keeps each stage's log whole).
+# Re-running only what failed is pytest's own: `.venv/bin/python -m pytest --lf` (or --ff).
 test: $(DEV_STAMP) sysdeps book
-	@if git rev-parse --git-dir >/dev/null 2>&1 && [ -z "$$(git status --porcelain --untracked-files=no)" ] && \
-		[ ! -d _build/.stage-keys ]; then \
-		echo "make test: a fresh clone: the three stages run as the workflow's jobs (tests/ci_rehearsal.py)"; \
-		$(MAKE) --no-print-directory rehearsal && \
-		$(BIN)/python tools/stages.py pass nbval && $(BIN)/python tests/ci_rehearsal.py --adopt; \
-	else \
-		$(MAKE) --no-print-directory -j3 --output-sync=target nbval-changed unit site; fi
+	@$(MAKE) --no-print-directory -j3 --output-sync=target nbval unit site
 
-nbval-changed: $(DEV_STAMP)
-	@todo="$$(if [ -n "$(FULL)" ]; then find _build/jupyter_execute -name '*.ipynb' | sort; \
-		else $(BIN)/python tools/stages.py todo nbval; fi)"; \
-	if [ -z "$$todo" ]; then echo "nbval: every executed notebook passed as it is now"; else \
-		count=$$(echo $$todo | wc -w); echo "nbval: $$count notebook(s) changed"; \
-		$(BIN)/python -m pytest -n $$([ $$count -gt 1 ] && echo $(NBVAL_JOBS) || echo 0) $(NBVAL_ARGS) $$todo && \
-		$(BIN)/python tools/stages.py pass nbval $$todo; fi
+test-full:
+	@$(MAKE) --no-print-directory test TIER=full
+
+# `make page PAGE=book/<...>.md`: the one-page loop (CONTRIBUTING.md). The site is rebuilt (only what
+# changed), then that page's nbval, its static checks and its browser visit (the crawl of that page,
+# desktop, phone and dark, with axe) run at once; the checks that need every page are left out.
+PAGE_STEM = $(basename $(PAGE))
+PAGE_TESTS = tests/test_notebooks.py tests/test_pages_static.py tests/test_runnable_notebooks.py \
+	tests/test_terms.py tests/test_prose.py tests/test_site.py
+WHOLE_SITE = every_page_was_crawled or search_finds or 404_page or sitemap_lists or links_each_static
+page: $(DEV_STAMP) sysdeps book
+	@test -f "$(PAGE)" || { echo "make page PAGE=book/<...>.md: no page $(PAGE)"; exit 2; }
+	SITE_PAGES=$(PAGE_STEM).html $(BIN)/python -m pytest -q -n 3 --dist loadfile $(NBVAL_ARGS) \
+		-m "not full" -k "$(notdir $(PAGE_STEM)) or not book/ and not ($(WHOLE_SITE))" \
+		_build/jupyter_execute/$(PAGE_STEM).ipynb $(PAGE_TESTS)
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check attn tests tools bench

@@ -6,7 +6,7 @@ from opening the notebook to the kernel being ready, to the first output and to 
 (the short variant for the training pages, HEAVY in tools/sphinx_site/downloads.py), and the traceback of a
 cell that fails. Needs `make book`.
 
-    python bench/lite.py [PAGE ...]     # default: every notebook page of the TOC
+    PYTHONPATH=tests:tools python bench/lite.py [PAGE ...]   # default: every notebook page of the TOC
 """
 from __future__ import annotations
 
@@ -15,11 +15,19 @@ import threading
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
+from export_executed import toc_pages  # tools/ and tests/ on PYTHONPATH (bench/run.py)
+from helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    HTML_DIR,
+    PREFIX,
+    CachingPagesHandler,
+    button,
+    error_text,
+    run_all,
+)
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tools")]  # the test driver and the build helpers
-from export_executed import toc_pages  # noqa: E402
-from test_lite import CachingPagesHandler, _button, _error_text, _run_all  # noqa: E402
-from test_site import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -44,15 +52,15 @@ def main(argv: list[str]) -> int:
                 for rel in pages:
                     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
                     page = context.new_page()
-                    _, url = _button(page, f"{base}{rel}.html")
-                    run = _run_all(page, url)
+                    _, url = button(page, f"{base}{rel}.html")
+                    run = run_all(page, url)
                     context.close()
                     failed += bool(run["errors"])
                     first = f"{run['first']:.1f}" if run["first"] is not None else "-"
                     print(f"{rel:<48} {run['kernel']:>12.1f} {first:>12} {run['last']:>10.1f}  "
                           f"{len(run['errors'])}", flush=True)
                     for error in run["errors"]:
-                        print(_error_text(error), flush=True)
+                        print(error_text(error), flush=True)
             finally:
                 browser.close()
     finally:

@@ -21,9 +21,9 @@ import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+from export_executed import toc_pages  # noqa: E402  (tools/ on PYTHONPATH: bench/run.py)
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package
-from export_executed import toc_pages  # noqa: E402
 
 COPY_PAGE = "book/aula510/ex3_copia_gru"
 COPY_GLUE = {"cp-train-s-com": "training, attention model", "cp-train-s-sem": "training, plain model",

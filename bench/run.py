@@ -12,7 +12,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = ("pages.py", "copy_task.py", "transformer.py", "decoder.py", "tiled.py", "lite.py")
 
 if __name__ == "__main__":
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    # bench/lite.py drives the browser with the tests' helpers; the scripts import the build helpers
+    paths = [os.path.join(HERE, "..", folder) for folder in ("tests", "tools")]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=os.pathsep.join(paths))
     codes = []
     for name in SCRIPTS:
         print(f"\n== bench/{name}", flush=True)

@@ -20,6 +20,7 @@ import re
 
 import bs4
 import pytest
+from helpers import docstring_node, function_node, includes, lines_without_docstring
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGES_DIR = ROOT / "book" / "atividade4"
@@ -58,7 +59,6 @@ SEED_QUESTIONS = {
 }
 MAX_ANSWER_WORDS = 160  # "at most about 150 words"; glue roles count as one word
 
-LITERALINCLUDE = re.compile(r"^```\{literalinclude\}\s+(?P<path>\S+)\n(?P<options>(?::[^\n]*\n)*)```", re.M)
 ANSWER = re.compile(
     r"^\((?P<label>a4-ex\d-resposta-\d+)\)=\n:::\{admonition\} (?P<title>[^\n]*)\n(?P<body>.*?)^:::$",
     re.M | re.S,
@@ -70,50 +70,8 @@ def page_text(page: str) -> str:
     return (PAGES_DIR / f"{page}.md").read_text(encoding="utf-8")
 
 
-def includes(text: str) -> dict[str, dict]:
-    """pyobject -> {path, options, label} for every literalinclude of the page."""
-    found = {}
-    for m in LITERALINCLUDE.finditer(text):
-        options = dict(re.findall(r"^:([\w-]+):\s*(.*)$", m.group("options"), re.M))
-        before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        label = re.fullmatch(r"\(([\w-]+)\)=", before)
-        found[options.get("pyobject")] = {
-            "path": m.group("path"), "options": options, "label": label.group(1) if label else None,
-        }
-    return found
-
-
 def answers(text: str) -> dict[str, dict]:
     return {m.group("label"): m.groupdict() for m in ANSWER.finditer(text)}
-
-
-def function_node(source_file: str, pyobject: str):
-    tree = ast.parse((ROOT / source_file).read_text(encoding="utf-8"))
-    node = tree
-    for part in pyobject.split("."):
-        node = next(n for n in node.body if getattr(n, "name", None) == part)
-    return node
-
-
-def docstring_node(node):
-    first = node.body[0]
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-        return first
-    return None
-
-
-def lines_without_docstring(source_file: str, pyobject: str) -> str | None:
-    """The ``:lines:`` value (relative to ``:pyobject:``) that keeps the signature and the body only.
-
-    The pages show the code without the docstring (it is on the API page); this spec is derived
-    from the source, so a docstring that grows or shrinks fails this test instead of cutting code.
-    """
-    node = function_node(source_file, pyobject)
-    doc = docstring_node(node)
-    if doc is None:
-        return None
-    start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-    return f"1-{doc.lineno - start},{doc.end_lineno - start + 2}-"
 
 
 PAGE_IDS = list(REQUIRED_SOURCE)

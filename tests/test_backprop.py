@@ -11,6 +11,7 @@ torch model built from the same weights, gradients compared with autograd's.
 import numpy as np
 import pytest
 import torch
+from helpers import assert_close_grad, numeric_grad, probe, t, torch_layer
 
 import attn
 from attn import MultiHeadAttention, layer_norm, transformer_encoder_block
@@ -28,32 +29,6 @@ from attn.training.backward import (
     softmax_cross_entropy,
 )
 from attn.training.encoder_model import TransformerEncoder
-
-STEP, TOL = 1e-6, 1e-6
-
-
-def numeric_grad(f, x):
-    """Central differences of the scalar f() with respect to every entry of the array x (changed in place)."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        old = x[i]
-        x[i] = old + STEP
-        up = f()
-        x[i] = old - STEP
-        down = f()
-        x[i] = old
-        g[i] = (up - down) / (2 * STEP)
-    return g
-
-
-def assert_close_grad(num, ana, name):
-    err = np.linalg.norm(num - ana) / max(np.linalg.norm(num) + np.linalg.norm(ana), 1e-300)
-    assert err < TOL, f"{name}: relative error {err:.2e}"
-
-
-def probe(shape, seed):
-    """A fixed random direction: the scalar loss sum(probe * output) has gradient probe."""
-    return np.random.default_rng(seed).normal(size=shape)
 
 
 def block_params(rng, d, d_ff):
@@ -186,6 +161,7 @@ def model_loss(model, tokens, targets, lengths):
     return softmax_cross_entropy(logits, targets, cache["mask"])[0]
 
 
+@pytest.mark.full  # the pull-request tier: every block by finite differences, the whole model against PyTorch
 @pytest.mark.parametrize("scaled, positional", [(True, True), (False, True), (True, False)])
 def test_fd_whole_model_every_parameter(scaled, positional):
     model = float64_model(scaled, positional, d_model=4, d_ff=8)  # d_k = 2: 365 parameters
@@ -266,31 +242,6 @@ def test_error_model_tokens():
 
 
 # ---------------------------------------------------------------- PyTorch autograd oracles
-
-def t(a):
-    return torch.from_numpy(np.ascontiguousarray(a)).requires_grad_(True)
-
-
-def torch_layer(mha, p):
-    d, h = mha.d_model, mha.num_heads
-    layer = torch.nn.TransformerEncoderLayer(d, h, dim_feedforward=p["W1"].shape[1], dropout=0.0,
-                                             activation="relu", batch_first=True, norm_first=False,
-                                             dtype=torch.float64)
-    packed = np.concatenate([W.transpose(0, 2, 1).reshape(d, d) for W in (mha.W_q, mha.W_k, mha.W_v)])
-    with torch.no_grad():
-        layer.self_attn.in_proj_weight.copy_(torch.from_numpy(packed))
-        layer.self_attn.in_proj_bias.zero_()  # attn's MHA has no biases
-        layer.self_attn.out_proj.weight.copy_(torch.from_numpy(mha.W_o.T.copy()))
-        layer.self_attn.out_proj.bias.zero_()
-        layer.linear1.weight.copy_(torch.from_numpy(p["W1"].T.copy()))
-        layer.linear1.bias.copy_(torch.from_numpy(p["b1"]))
-        layer.linear2.weight.copy_(torch.from_numpy(p["W2"].T.copy()))
-        layer.linear2.bias.copy_(torch.from_numpy(p["b2"]))
-        for norm, i in ((layer.norm1, 1), (layer.norm2, 2)):
-            norm.weight.copy_(torch.from_numpy(p[f"gamma{i}"]))
-            norm.bias.copy_(torch.from_numpy(p[f"beta{i}"]))
-    return layer
-
 
 def torch_grads_of_layer(layer, d, h):
     """Gradients of a TransformerEncoderLayer in attn's layout."""

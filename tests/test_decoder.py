@@ -6,6 +6,7 @@ that runs the whole prefix again at every step, on random models, source lengths
 """
 import numpy as np
 import pytest
+from helpers import block_params, random_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,29 +18,6 @@ from attn.decoder import (
     transformer_decoder_block,
 )
 from attn.training.decoder_backward import decoder_block_forward
-from attn.training.transformer import EncoderDecoder
-
-
-def random_model(d_model, num_heads, num_layers, seed, V=9, max_len=24):
-    """A float64 model whose biases and norms are moved away from 0 and 1."""
-    model = EncoderDecoder(V, d_model=d_model, num_heads=num_heads, d_ff=2 * d_model, num_layers=num_layers,
-                           max_len=max_len, seed=seed, dtype=np.float64)
-    rng = np.random.default_rng(seed + 1000)
-    for k, v in model.params.items():
-        last = k.split(".")[-1]
-        if last.startswith(("b", "beta")):
-            v[...] = 0.3 * rng.normal(size=v.shape)
-        elif last.startswith("gamma"):
-            v[...] = 1 + 0.3 * rng.normal(size=v.shape)
-    return model
-
-
-def block_params(rng, d, d_ff):
-    p = {"W1": rng.normal(size=(d, d_ff)) / np.sqrt(d), "b1": rng.normal(size=d_ff) * 0.3,
-         "W2": rng.normal(size=(d_ff, d)) / np.sqrt(d_ff), "b2": rng.normal(size=d) * 0.3}
-    for i in (1, 2, 3):
-        p[f"gamma{i}"], p[f"beta{i}"] = 1 + 0.3 * rng.normal(size=d), 0.3 * rng.normal(size=d)
-    return p
 
 
 def norms(p):

@@ -10,8 +10,7 @@ masks in torch's convention (True = blocked). A deliberately wrong gradient fail
 import numpy as np
 import pytest
 import torch
-from test_backprop import assert_close_grad, numeric_grad, probe, t, torch_layer
-from test_decoder import block_params, random_model
+from helpers import assert_close_grad, block_params, numeric_grad, probe, random_model, t, torch_layer
 
 import attn
 from attn.training.backward import (
@@ -87,6 +86,7 @@ def model_loss(model, src, src_len, tgt_in, tgt_out, tgt_len):
     return softmax_cross_entropy(logits, tgt_out, attn.padding_mask(tgt_len, tgt_in.shape[1]))[0]
 
 
+@pytest.mark.full  # the pull-request tier: every block by finite differences, the whole model against PyTorch
 def test_fd_whole_model_every_parameter():
     model = random_model(4, 2, 2, seed=32, V=7, max_len=8)  # d_k = 2: 859 parameters
     rng = np.random.default_rng(32)

@@ -36,15 +36,14 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 import yaml
+from export_executed import toc_pages
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from sphinx_site.downloads import SETUP_TAG, WHEEL_DIR, attn_wheel_name
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
 HTML_DIR = BUILD / "html"
-sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package  # noqa: E402
-from export_executed import toc_pages  # noqa: E402
-from sphinx_site.downloads import SETUP_TAG, WHEEL_DIR, attn_wheel_name  # noqa: E402
 
 # The Pages URL this build used (derived by tools/sphinx_site/identity.py, recorded next to the HTML directory).
 IDENTITY = BUILD / "site-identity.json"
@@ -182,8 +181,7 @@ def fresh_python(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def local_site() -> str:
-    """The built site served under the Pages project path, as the setup cell will fetch it (from the
-    files themselves, so tests/_memo.py records what it sends)."""
+    """The built site served under the Pages project path, as the setup cell will fetch it."""
     prefix = "/" + urlsplit(BASEURL).path.strip("/")
 
     class Quiet(SimpleHTTPRequestHandler):
@@ -214,9 +212,7 @@ def _text_outputs(cell) -> list[str]:
     return texts
 
 
-# Its processes (the fresh environment, made from the pins, and its kernel) read the template (checked
-# unchanged), the notebook this test opened and the wheel this test's server sent (tests/_memo.py).
-@pytest.mark.spawned_reads_seen
+@pytest.mark.full
 def test_a_download_runs_in_a_fresh_environment_without_attn(fresh_python, local_site, tmp_path):
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager

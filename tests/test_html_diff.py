@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package
-from html_diff import compare, main  # noqa: E402
+from html_diff import compare, main
 
 
 def _site(root: Path, files: dict[str, bytes]) -> Path:

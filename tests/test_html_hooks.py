@@ -9,6 +9,7 @@ on the built site by tests/test_reader.py and tests/test_html_valid.py.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -16,13 +17,9 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from sphinx_site.html_fixes import FIGURE_LINK_TITLE
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))  # the Sphinx extension, tools/sphinx_site/, is not installed
-from sphinx_site.html_fixes import FIGURE_LINK_TITLE  # noqa: E402
-
-# Each build reads its own project (under tmp_path) and the hook modules (code, in the code digest).
-pytestmark = pytest.mark.spawned_reads_seen
 
 HOOKS = ["sphinx_site.bibliography", "sphinx_site.html_fixes"]
 
@@ -98,14 +95,14 @@ def _start_build(root: Path, extensions: list[str]) -> subprocess.Popen:
     src.mkdir(parents=True)
     (src / "fixture_ext.py").write_text(FIXTURE_EXT, encoding="utf-8")
     (src / "conf.py").write_text(
-        f"import sys; sys.path[:0] = [{str(src)!r}, {str(ROOT / 'tools')!r}]\n"
-        + f"extensions = ['sphinx_exercise', 'fixture_ext', *{extensions!r}]\n"
+        f"extensions = ['sphinx_exercise', 'fixture_ext', *{extensions!r}]\n"
         "html_theme = 'basic'\nlanguage = 'pt_BR'\n", encoding="utf-8")
     (src / "index.rst").write_text(PAGE, encoding="utf-8")
     Image.new("RGB", (40, 20), "white").save(src / "fig.png")
     # one process per build: docutils' node registry
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ROOT / "tools")])}  # the extensions
     return subprocess.Popen([sys.executable, "-m", "sphinx", "-W", "-q", "-b", "html", str(src), str(root / "html")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
 @pytest.fixture(scope="module")

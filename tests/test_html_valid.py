@@ -15,7 +15,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_site import BASE_MARK, keep_result, kept_result, visits_context
 
 pytestmark = pytest.mark.site
 
@@ -80,18 +79,7 @@ def _errors() -> list[tuple[str, str, str]]:
     files = sorted(str(p) for p in HTML_DIR.rglob("*.html") if p.relative_to(HTML_DIR).parts[0] != "lite")
     if not files:
         pytest.fail(f"no built site in {HTML_DIR}: run `make book` (or set SITE_HTML_DIR)")
-    # Each file's errors are kept between runs while the file, this code and the checker are the same
-    # (tests/test_site.py, "visits kept between runs"): the checker reads only the files not kept.
-    context = visits_context(Path(__file__), VNU_JAR)
-    rels = [Path(f).relative_to(HTML_DIR).as_posix() for f in files]
-    kept = {rel: kept_result(f"html check {rel}", context) for rel in rels}
-    todo = [str(HTML_DIR / rel) for rel, errors in kept.items() if errors is None]
-    found = _check(todo) if todo else []
-    for rel in rels:
-        if kept[rel] is None:
-            kept[rel] = [list(e) for e in found if e[0] == rel]
-            keep_result(f"html check {rel}", context, BASE_MARK, [rel], kept[rel])
-    return [tuple(e) for rel in rels for e in kept[rel]]
+    return _check(files)
 
 
 @pytest.fixture(scope="module")

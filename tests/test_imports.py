@@ -3,7 +3,7 @@
 The imports are read from the source with ``ast`` (nothing is executed), imports inside functions
 included: a circle closed by a lazy import is still a circle (``tools/site_ext.py`` once imported
 ``build_lite`` inside a handler while ``build_lite`` imported it). ``attn`` is imported from the
-repository root; ``tools/`` is itself the ``sys.path`` entry of its modules (``build_lite``,
+repository root; ``tools/`` is itself the import-path entry of its modules (``build_lite``,
 ``sphinx_site.mathjax``...). Importing ``p.m`` first imports the package ``p``; that edge is left out
 only for a module inside ``p`` itself, which ``p`` is already importing when it runs.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# Folder scanned -> the sys.path entry its modules are imported from.
+# Folder scanned -> the import-path entry its modules are imported from.
 SOURCE_ROOTS = {ROOT / "attn": ROOT, ROOT / "tools": ROOT / "tools"}
 
 

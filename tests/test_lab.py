@@ -118,6 +118,7 @@ def _execute(ws, code: str) -> list[dict]:
     return outputs
 
 
+@pytest.mark.full
 def test_lab_opens_a_myst_page_as_a_notebook_and_runs_it(lab_server):
     model = _api(lab_server, f"/api/contents/{PAGE}?type=notebook&content=1")
     assert model["type"] == "notebook" and model["format"] == "json"

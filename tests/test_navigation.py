@@ -20,7 +20,7 @@ import threading
 from http.server import ThreadingHTTPServer
 
 import pytest
-from test_site import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX, PagesHandler
+from helpers import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX, PagesHandler
 
 pytestmark = pytest.mark.site
 

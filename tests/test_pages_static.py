@@ -16,29 +16,17 @@ from __future__ import annotations
 import ast
 import builtins
 import html.parser
-import json
-import pathlib
 import re
 import symtable
-import sys
-from ast import literal_eval
 
 import jupytext
 import nbformat
 import pytest
+from export_executed import toc_pages  # one TOC reader for the build and the tests
+from helpers import EXECUTED, ROOT, glue_roles, page_glue_values, rendered_glue
 from IPython.core.inputtransformer2 import TransformerManager
-from markdown_it.renderer import RendererHTML
-from myst_parser.config.main import MdParserConfig
-from myst_parser.parsers.mdit import create_md_parser
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-EXECUTED = ROOT / "_build" / "jupyter_execute"
-sys.path.insert(0, str(ROOT / "tools"))
-from _memo import not_inputs  # noqa: E402
-from export_executed import toc_pages  # noqa: E402  (one TOC reader for the build and the tests)
-
-with not_inputs():  # what a page's front matter decides is which tests are collected (tests/_memo.py)
-    PAGES = toc_pages()
+PAGES = toc_pages()
 IDS = [str(p.relative_to(ROOT)) for p in PAGES]
 
 # --------------------------------------------------------------------------------------------------
@@ -184,87 +172,10 @@ def test_removed_cell_check_reads_a_myst_page():
 # 2. Glued numbers in prose follow the decimal rule
 # --------------------------------------------------------------------------------------------------
 
-GLUE_ROLES = {"glue", "glue:", "glue:any", "glue:text", "glue:md"}
-# Directives whose body is code or math, not prose.
-NOT_PROSE = {"code", "code-block", "sourcecode", "literalinclude", "code-cell", "math", "raw", "glue:math",
-             "mermaid", "graphviz"}
-_MD = create_md_parser(MdParserConfig(enable_extensions={"dollarmath", "amsmath", "colon_fence", "deflist",
-                                                         "substitution"}), RendererHTML)
-_DIRECTIVE = re.compile(r"^\{([^}]+)\}\s*(.*)$")
-_OPTION = re.compile(r"^:[\w-]+:")
 _PY_DECIMAL = re.compile(r"\d\.\d")                    # 0.5065
 _PY_EXPONENT = re.compile(r"\d[eE][-+]?\d")           # 4.5e-05
 _PY_THOUSANDS = re.compile(r"\d,\d{3}(?!\d)")         # 1,234 from format(x, ",")
 _PT_THOUSANDS = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:\.\d{3})+(?![\d.])")  # 1.234 and 12.345.678
-
-
-def glue_roles(markdown: str) -> list[tuple[str, str]]:
-    """(role name, role content) of every glue role in the prose of ``markdown`` (math and code skipped)."""
-    found = []
-    for token in _MD.parse(markdown):
-        if token.type in ("fence", "colon_fence"):
-            match = _DIRECTIVE.match(token.info.strip())
-            if match and match.group(1).strip() not in NOT_PROSE:
-                lines = token.content.splitlines()
-                if lines and lines[0].strip() == "---":  # YAML options block
-                    end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), 0)
-                    lines = lines[end + 1:]
-                while lines and _OPTION.match(lines[0]):
-                    lines = lines[1:]
-                found += glue_roles(match.group(2) + "\n\n" + "\n".join(lines))
-        for child in token.children or []:
-            if child.type == "myst_role" and child.meta.get("name") in GLUE_ROLES:
-                found.append((child.meta["name"], child.content))
-    return found
-
-
-def glued_values(outputs) -> dict[str, dict]:
-    """Glue key -> the glued MIME bundle, from glue outputs (display_data with scrapbook metadata)."""
-    values = {}
-    for output in outputs:
-        scrapbook = output.get("metadata", {}).get("scrapbook")
-        if scrapbook:
-            prefix = scrapbook.get("mime_prefix", "")
-            values[scrapbook["name"]] = {k.removeprefix(prefix): v for k, v in output["data"].items()}
-    return values
-
-
-def page_glue_values(executed: pathlib.Path) -> dict[str, dict]:
-    """The glue values of one page: the executed notebook's glue outputs (what tools/export_executed.py
-    writes) and, when myst-nb executed the page itself, its ``.glue.json`` sidecar (it strips the
-    outputs from the notebook it writes)."""
-    nb = nbformat.read(executed, as_version=4)
-    values = glued_values(o for c in nb.cells for o in c.get("outputs", []))
-    sidecar = executed.with_suffix(".glue.json")
-    if sidecar.exists():
-        values.update(glued_values(json.loads(sidecar.read_text(encoding="utf-8")).values()))
-    return values
-
-
-def rendered_glue(role: str, content: str, values: dict[str, dict]) -> tuple[str, bool] | None:
-    """The text a glue role puts in the page, and whether the glued object was a string (as myst-nb)."""
-    key, fmt = content, "s"  # myst-nb's default for {glue:text}
-    if role == "glue:text" and ":" in content:
-        key, fmt = content.rsplit(":", 1)
-    bundle = values.get(key)
-    if bundle is None or "text/plain" not in bundle or any(m.startswith("image/") for m in bundle):
-        return None
-    text = bundle["text/plain"]
-    try:
-        value = literal_eval(text)  # what myst-nb does: a glued string loses its quotes
-    except (SyntaxError, ValueError):
-        value = text  # e.g. "np.float64(0.5)": shown as is
-    is_str = isinstance(value, str) and value != text
-    if role != "glue:text":
-        return text, is_str  # {glue} pastes text/plain as it is: a string keeps its quotes
-    kind = fmt[-1]
-    if kind == "s":
-        value = str(value)
-    elif kind in "bcdoxX":
-        value = int(value)
-    elif kind in "eEfFgGn%":
-        value = float(value)
-    return format(value, fmt), is_str
 
 
 def breaks_decimal_rule(text: str, is_str: bool) -> bool:

@@ -1,21 +1,18 @@
 """A copy of the repository publishes itself with zero edits (tools/sphinx_site/identity.py derives the URLs).
 
 The book is built a second time, into a temporary directory, as GitHub Actions would build it in a
-student's copy: ``GITHUB_REPOSITORY=maria-silva/entrega-atividade4`` and configure-pages' Pages URL
-in ``PAGES_BASE_URL``. The execution cache of ``make book`` is copied in, so nothing is executed
+student's copy: ``GITHUB_REPOSITORY=maria-silva/entrega-atividade4`` and the Pages URL the workflow reads
+(tools/pages_base_url.py) in ``PAGES_BASE_URL``. The execution cache of ``make book`` is copied in, so nothing is executed
 again (the build needs ``make book`` first; ``make test`` does that). Then every link that names
 the site or the repository must name the student's, and nothing may name the placeholder.
 
-The student's build is kept in ``_build/.student-build/`` with the key of what every page depends on
-(every file of the repository except the pages' own sources under ``book/`` and the tests, bench
-and workflow folders, plus the interpreter and the student's identity). While the key holds, the
-next run's build is incremental, as ``make book``'s is: Sphinx re-reads only the pages that changed.
-Any other change, or a failed build, starts the next one from nothing; a fresh clone builds it all.
+The student's build is a whole second build (into a temporary directory): the full tier
+(``make test-full``). Every pull request checks the derivation rules below and, on the site the
+build made, the canonical links, the sitemap and the 404 page under the project path (tests/test_site.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -26,10 +23,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from sphinx_site.identity import IDENTITY_FILE, default_pages_url, derive_identity, github_slug
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))  # the Sphinx extension, tools/sphinx_site/, is not installed
-from sphinx_site.identity import IDENTITY_FILE, default_pages_url, derive_identity, github_slug  # noqa: E402
 
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 PLACEHOLDER = "aluno/atencao-transformers-do-zero"
@@ -72,33 +68,12 @@ def test_the_run_wins_then_origin_then_config():
 # --------------------------------------------------------------------------- the student's build
 
 
-STUDENT_BUILD = ROOT / "_build" / ".student-build"
-NOT_BUILD_INPUTS = ("tests/", "bench/", ".github/", ".ci/")  # never read by the build
-
-
-def _build_key() -> str:
-    """What every page of the student's build depends on; the pages' sources are Sphinx's to track."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True, text=True, check=True).stdout.split("\0")
-    digest = hashlib.sha256(f"{sys.version}\n{SLUG}\n{SITE}\n".encode())
-    for rel in sorted(set(listed)):
-        page = rel.startswith("book/") and rel.endswith(".md")
-        if rel and not page and not rel.startswith(NOT_BUILD_INPUTS) and (ROOT / rel).is_file():
-            digest.update(f"{rel}\0".encode() + hashlib.sha256((ROOT / rel).read_bytes()).digest())
-    return digest.hexdigest()
-
-
 @pytest.fixture(scope="module")
-def student_build() -> Path:
+def student_build(tmp_path_factory) -> Path:
     cache = ROOT / "_build" / ".jupyter_cache"
     if not cache.is_dir():
         pytest.fail("no execution cache: run `make book` first (make test does)")
-    key, key_file = _build_key(), STUDENT_BUILD / "key"
-    if not key_file.is_file() or key_file.read_text(encoding="utf-8") != key:
-        shutil.rmtree(STUDENT_BUILD, ignore_errors=True)  # something every page depends on changed
-    key_file.unlink(missing_ok=True)  # written back only by a build that passes
-    out = STUDENT_BUILD / "out"
-    shutil.rmtree(out / "_build" / ".jupyter_cache", ignore_errors=True)
+    out = tmp_path_factory.mktemp("student")
     shutil.copytree(cache, out / "_build" / ".jupyter_cache")  # make book's, as it is now
     env = {**os.environ, "GITHUB_REPOSITORY": SLUG, "PAGES_BASE_URL": SITE.rstrip("/")}
     jupyter_book = Path(sys.executable).with_name("jupyter-book")
@@ -108,7 +83,6 @@ def student_build() -> Path:
     )
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "Executing notebook" not in result.stdout + result.stderr, "the execution cache was not reused"
-    key_file.write_text(key, encoding="utf-8")
     return out / "_build" / "html"
 
 
@@ -116,12 +90,14 @@ def _pages(html: Path) -> dict[str, str]:
     return {p.relative_to(html).as_posix(): p.read_text(encoding="utf-8") for p in html.rglob("*.html")}
 
 
+@pytest.mark.full
 def test_build_records_the_students_identity(student_build):
     record = json.loads((student_build.parent / IDENTITY_FILE).read_text(encoding="utf-8"))
     assert record["repository_url"] == REPO and record["site_url"] == SITE
     assert record["author"] == CONFIG["author"]
 
 
+@pytest.mark.full
 def test_canonical_links_and_sitemap_name_the_students_site(student_build):
     pages = _pages(student_build)
     canonical = {rel: re.findall(r'<link rel="canonical" href="([^"]+)"', text) for rel, text in pages.items()}
@@ -133,6 +109,7 @@ def test_canonical_links_and_sitemap_name_the_students_site(student_build):
     assert all(loc.startswith(SITE) for loc in locs), locs
 
 
+@pytest.mark.full
 def test_404_page_links_and_styles_live_under_the_project_path(student_build):
     page = (student_build / "404.html").read_text(encoding="utf-8")
     targets = re.findall(r'(?:href|src)="([^"#]+)"', page)
@@ -144,6 +121,7 @@ def test_404_page_links_and_styles_live_under_the_project_path(student_build):
     assert f'href="{PREFIX}"' in page  # the "back to the home page" link
 
 
+@pytest.mark.full
 def test_repository_issue_and_binder_buttons_name_the_students_repository(student_build):
     page = (student_build / "book" / "atividade4" / "ex1_atencao_produto_escalar.html").read_text(encoding="utf-8")
     assert f'href="{REPO}"' in page
@@ -153,11 +131,13 @@ def test_repository_issue_and_binder_buttons_name_the_students_repository(studen
     assert binder and all(link.startswith(f"https://mybinder.org/v2/gh/{SLUG}/main?") for link in binder), binder
 
 
+@pytest.mark.full
 def test_intro_shows_the_author_from_config(student_build):
     page = (student_build / "book" / "intro.html").read_text(encoding="utf-8")
     assert CONFIG["author"] in page and "{{" not in page
 
 
+@pytest.mark.full
 def test_nothing_names_the_placeholder(student_build):
     named = [
         p.relative_to(student_build).as_posix()

@@ -10,7 +10,8 @@ Each test measures one defect a reader found, at the width where it shows:
 * every figure shown smaller than its pixels opens at full size (a link to the image file);
 * the layout does not shift while the page loads: cumulative layout shift from Chromium's
   ``layout-shift`` entries under Lighthouse's mobile emulation (viewport, CPU and network throttled
-  through CDP), with the web fonts and scripts served late, measured until the page is quiet;
+  through CDP), with the web fonts and scripts served late, measured until the page is quiet (the
+  full tier, ``make test-full``: every page under throttling takes minutes);
 * a returning student gets the current notebook in JupyterLite, not a stale autosaved copy
   (their own copy is kept next to it).
 
@@ -27,23 +28,9 @@ import re
 import threading
 import time
 from http.server import ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
-import test_site
-from test_lite import _text, lite_run  # noqa: F401 (the in-browser run of tests/test_lite.py, kept between runs)
-from test_site import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    HTML_DIR,
-    PREFIX,
-    BrowserPool,
-    PagesHandler,
-    _served_file,
-    keep_result,
-    kept_result,
-    visits_context,
-)
+from helpers import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX, BrowserPool, PagesHandler
 
 pytestmark = pytest.mark.site
 
@@ -101,40 +88,14 @@ def site():
         server.server_close()
 
 
-def _open(site, rel: str, viewport=DESKTOP, served: list | None = None, **kwargs):
-    """A new context on ``rel``, loaded with its fonts; ``served`` gets the site's files sent to it."""
+def _open(site, rel: str, viewport=DESKTOP, **kwargs):
+    """A new context on ``rel``, loaded with its fonts."""
     context = site["browser"].new_context(viewport=viewport, locale="pt-BR", is_mobile=viewport is PHONE,
                                           has_touch=viewport is PHONE, **kwargs)
-    if served is not None:
-        context.on("request", lambda req: (file := _served_file(req.url)) is not None and served.append(file))
     page = context.new_page()
     page.goto(site["base"] + rel, wait_until="load")
     page.evaluate("document.fonts.ready")
     return context, page
-
-
-# --------------------------------------------------------------------------- 0. font-cache note
-# First in this file: test_lite's run opens its own Playwright, which cannot start while the module's
-# `site` fixture (set up by the first test that uses it) holds one.
-
-FONT_CACHE_NOTE = re.compile(r"building the font cache", re.I)
-
-
-def test_in_browser_runs_do_not_print_matplotlib_font_cache_note(lite_run):  # noqa: F811 (fixture)
-    """Every in-browser run builds Matplotlib's font cache (a fresh Pyodide file system), and Matplotlib
-    says so on stderr in the cell that first imports it; the notebooks' setup cell silences that note
-    (tools/sphinx_site/downloads.py). Checked in test_lite's runs: Ex 1 cold and warm, and the short
-    variant of every training page."""
-    runs = {"cold": lite_run["cold"], "warm": lite_run["warm"], **lite_run["training"]}
-    assert len(runs) > 3, f"no training-page run in test_lite's fixture: {sorted(runs)}"
-    shown = {}
-    for run, result in runs.items():
-        cells = result["cells"]
-        assert any(c["outputs"] for c in cells), f"{run}: no cell output at all: the check measured nothing"
-        notes = [i for i, c in enumerate(cells) if FONT_CACHE_NOTE.search(_text([c]))]
-        if notes:
-            shown[run] = notes
-    assert not shown, f"the font-cache note is printed (run: code-cell indices): {shown}"
 
 
 # --------------------------------------------------------------------------- 1. toggles
@@ -190,9 +151,8 @@ LOAD_IMAGES_JS = """async () => { for (const i of document.images) { i.loading =
 
 def _phone_visit(site, rel: str) -> dict:
     """What the phone-width checks below read of a page, in one visit: the header bar (at the top, then
-    scrolled), the footer's links, the figures (every image loaded), and the site's files it was sent."""
-    served = []
-    context, page = _open(site, rel, PHONE, served=served)
+    scrolled), the footer's links and the figures (every image loaded)."""
+    context, page = _open(site, rel, PHONE)
     try:
         header = page.evaluate(HEADER_JS)
         footer = page.evaluate(FOOTER_JS)
@@ -206,25 +166,13 @@ def _phone_visit(site, rel: str) -> dict:
     finally:
         context.close()
     return {"header": header, "scrolled": scrolled, "footer_links": footer["count"], "footer_cut": footer["cut"],
-            "figures": figures, "served": served}
+            "figures": figures}
 
 
 @pytest.fixture(scope="module")
 def phone_visits(site) -> dict[str, dict]:
-    """Each content page visited once at a phone's width for the header, figure and footer checks. A
-    visit is kept between runs while the files it was sent and this code are the same (tests/test_site.py,
-    "visits kept between runs"), so after a prose edit only that page is visited again; only a visit that
-    passes all three checks is kept."""
-    context = visits_context(Path(__file__), Path(test_site.__file__))
-    visits = {}
-    for rel in CONTENT_PAGES:
-        name = f"phone visit {rel}"
-        if (visit := kept_result(name, context, site["base"])) is None:
-            visit = _phone_visit(site, rel)
-            if not (_header_bar_problems(visit) or _figure_problems(visit) or visit["footer_cut"]):
-                keep_result(name, context, site["base"], visit["served"], visit)
-        visits[rel] = visit
-    return visits
+    """Each content page visited once at a phone's width for the header, figure and footer checks."""
+    return {rel: _phone_visit(site, rel) for rel in CONTENT_PAGES}
 
 
 def _header_problems(facts, scrolled: bool) -> list[str]:
@@ -434,10 +382,8 @@ CLS_BROWSERS = int(os.environ.get("SITE_CLS_BROWSERS", "1"))
 
 
 async def _layout_shift(browser, base: str, rel: str) -> dict:
-    """The page's layout shifts, and the files of the site it was served (``served``)."""
+    """The page's layout shifts."""
     context = await browser.new_context(locale="pt-BR", **LIGHTHOUSE_PHONE)
-    served = []
-    context.on("request", lambda req: (file := _served_file(req.url)) is not None and served.append(file))
     try:
         page = await context.new_page()
         cdp = await context.new_cdp_session(page)
@@ -446,7 +392,7 @@ async def _layout_shift(browser, base: str, rel: str) -> dict:
         await cdp.send("Network.emulateNetworkConditions", SLOW_4G)
         await cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
         await page.goto(base + rel, wait_until="commit")
-        return {**await page.evaluate(CLS_JS, [QUIET_MS, 30_000]), "served": served}
+        return await page.evaluate(CLS_JS, [QUIET_MS, 30_000])
     finally:
         await context.close()
 
@@ -457,18 +403,9 @@ async def _layout_shifts(base: str, pages: list[str]) -> dict[str, dict]:
     async with async_playwright() as pw:
         pool = BrowserPool(pw, CLS_BROWSERS)
 
-        # kept between runs while the page's files and this code are the same (tests/test_site.py,
-        # "visits kept between runs"): after a prose edit only that page is measured again
-        context = visits_context(Path(__file__), Path(test_site.__file__))
-
         async def measure(rel):
-            if (kept := kept_result(f"layout shift {rel}", context, base)) is not None:
-                return kept
             async with pool.lease() as browser:
-                result = await _layout_shift(browser, base, rel)
-            if result["quiet"] and result["fonts"] and result["cls"] <= CLS_LIMIT:  # only a pass is kept
-                keep_result(f"layout shift {rel}", context, base, result["served"], result)
-            return result
+                return await _layout_shift(browser, base, rel)
 
         try:
             return dict(zip(pages, await asyncio.gather(*(measure(rel) for rel in pages)), strict=True))
@@ -476,6 +413,7 @@ async def _layout_shifts(base: str, pages: list[str]) -> dict[str, dict]:
             await pool.close()
 
 
+@pytest.mark.full
 def test_pages_do_not_shift_while_loading(site):
     """CLS <= 0.05 on every page, as Lighthouse's mobile preset measures it, with the fonts arriving after
     the first paint (on the site before the fixes: 0,15 on Ex 1, 0,03 on Ex 2, as the header's icon

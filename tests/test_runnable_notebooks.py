@@ -10,26 +10,17 @@ lost or reordered. Reads the built site (``make book``).
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from export_executed import toc_pages
+from helpers import EXECUTED, HTML_DIR, ROOT, glue_roles, page_glue_values, rendered_glue
 from myst_nb.core.read import read_myst_markdown_notebook
-from test_pages_static import glue_roles, page_glue_values, rendered_glue
+from sphinx_site.downloads import SETUP_TAG
+from sphinx_site.notebook_markdown import myst_leftovers
 
-ROOT = Path(__file__).resolve().parent.parent
-BUILD = ROOT / "_build"
-HTML_DIR = Path(os.environ.get("SITE_HTML_DIR", BUILD / "html"))  # as in test_site.py
-sys.path.insert(0, str(ROOT / "tools"))  # the build helpers are not a package
-from _memo import not_inputs  # noqa: E402
-from export_executed import toc_pages  # noqa: E402
-from sphinx_site.downloads import SETUP_TAG  # noqa: E402
-from sphinx_site.notebook_markdown import myst_leftovers  # noqa: E402
-
-with not_inputs():  # what a page's front matter decides is which tests are collected (tests/_memo.py)
-    PAGES = [p.relative_to(ROOT).with_suffix("").as_posix() for p in toc_pages()]
+PAGES = [p.relative_to(ROOT).with_suffix("").as_posix() for p in toc_pages()]
 EX1 = "book/atividade4/ex1_atencao_produto_escalar"
 
 
@@ -71,7 +62,7 @@ def test_the_offered_notebooks_keep_every_code_cell_in_order(page):
 
 
 def test_every_glued_value_of_ex1_is_in_its_notebooks_markdown():
-    values = page_glue_values(BUILD / "jupyter_execute" / f"{EX1}.ipynb")
+    values = page_glue_values(EXECUTED / f"{EX1}.ipynb")
     roles = glue_roles((ROOT / f"{EX1}.md").read_text(encoding="utf-8"))
     assert len(roles) > 20 and values
     for kind, path in _offered(EX1).items():

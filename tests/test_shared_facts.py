@@ -18,7 +18,10 @@ import collections
 import pathlib
 
 import pytest
-from test_pages_static import EXECUTED, PAGES, ROOT, page_glue_values
+from export_executed import toc_pages
+from helpers import EXECUTED, ROOT, page_glue_values
+
+PAGES = toc_pages()
 
 
 def glue_by_page() -> dict[str, dict[str, dict]]:

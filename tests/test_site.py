@@ -15,93 +15,35 @@ runs axe-core (npm ``axe-core``, pinned in ``package-lock.json``, injected into 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
-import gzip
-import hashlib
 import json
-import mimetypes
 import os
 import re
-import subprocess
 import threading
-from dataclasses import asdict, dataclass, field
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass, field
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from helpers import (
+    BASEURL,
+    HTML_DIR,
+    IDENTITY,
+    IDENTITY_FILE,
+    PREFIX,
+    ROOT,
+    SHOT_DIR,
+    BrowserPool,
+    PagesHandler,
+)
 
 pytestmark = pytest.mark.site
 
-ROOT = Path(__file__).resolve().parent.parent
-HTML_DIR = Path(os.environ.get("SITE_HTML_DIR", ROOT / "_build" / "html")).resolve()
-SHOT_DIR = HTML_DIR.parent / "screenshots"
-IDENTITY_FILE = HTML_DIR.parent / "site-identity.json"
-IDENTITY = json.loads(IDENTITY_FILE.read_text(encoding="utf-8")) if IDENTITY_FILE.is_file() else {}
-BASEURL = IDENTITY.get("site_url", "/")
-PREFIX = urlsplit(BASEURL).path  # "/<repository>/"
 REPO_URL = IDENTITY.get("repository_url", "")
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-dev-shm-usage",  # containers (the GitHub test job) give /dev/shm only 64 MB
-    # Belt and braces: no name other than the local server resolves (requests are still recorded).
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-]
 AXE_JS = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 MISSING_URL_PATH = "pagina/que/nao/existe.html"  # a nested missing URL, to exercise 404.html
 SEARCH_TERM = "atenção"
-GZIP_TYPES = ("text/", "application/javascript", "application/json", "image/svg+xml", "application/xml")
-
-
-# --------------------------------------------------------------------------- local server
-
-
-class PagesHandler(SimpleHTTPRequestHandler):
-    """Serve ``HTML_DIR`` under ``PREFIX`` the way GitHub Pages does (404.html, gzip)."""
-
-    def log_message(self, *args):  # keep pytest output clean
-        pass
-
-    def _resolve(self) -> Path | None:
-        path = unquote(urlsplit(self.path).path)
-        if not path.startswith(PREFIX):
-            return None
-        target = (HTML_DIR / path[len(PREFIX):]).resolve()
-        if HTML_DIR not in target.parents and target != HTML_DIR:
-            return None
-        if target.is_dir():
-            target = target / "index.html"
-        return target if target.is_file() else None
-
-    def do_GET(self):  # noqa: N802 (http.server API)
-        target = self._resolve()
-        status = 200
-        if target is None:
-            status, target = 404, HTML_DIR / "404.html"
-        body = target.read_bytes()
-        ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-        self.send_response(status)
-        self.send_header("Content-Type", ctype + ("; charset=utf-8" if ctype.startswith("text/") else ""))
-        if ctype.startswith(GZIP_TYPES) and "gzip" in self.headers.get("Accept-Encoding", ""):
-            body = _gzip(target)
-            self.send_header("Content-Encoding", "gzip")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-@functools.lru_cache(maxsize=None)
-def _gzip(path: Path) -> bytes:
-    return gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
 
 
 # --------------------------------------------------------------------------- crawl
@@ -120,7 +62,6 @@ class PageVisit:
     transfer_bytes: int = 0
     decoded_bytes: int = 0
     requests: int = 0
-    resources: list[str] = field(default_factory=list)  # the site's files this visit was served
 
 
 # Waits for MathJax (when the page loads it) and for web fonts.
@@ -231,6 +172,11 @@ SIZES_JS = """() => {
 }"""
 
 
+# `make page` visits one page: SITE_PAGES (paths relative to the HTML directory, separated by spaces)
+# limits the crawl to them; the Makefile then deselects the checks that need every page.
+CRAWLED = os.environ.get("SITE_PAGES", "").split()
+
+
 def _site_pages() -> list[str]:
     pages = sorted(
         p.relative_to(HTML_DIR).as_posix()
@@ -243,68 +189,6 @@ def _site_pages() -> list[str]:
 def _shot_path(rel: str, color_scheme: str, viewport: str) -> Path:
     suffix = ("" if color_scheme == "light" else "--" + color_scheme) + ("" if viewport == "desktop" else "--" + viewport)
     return SHOT_DIR / _shot_name(rel, suffix)
-
-
-def _served_file(url: str) -> str | None:
-    """The file of the site that the local server sends for ``url`` (404.html for a missing one)."""
-    path = unquote(urlsplit(url).path)
-    if not path.startswith(PREFIX):
-        return None
-    target = HTML_DIR / path[len(PREFIX):]
-    if target.is_dir():
-        target = target / "index.html"
-    return target.relative_to(HTML_DIR).as_posix() if target.is_file() else "404.html"
-
-
-# --------------------------------------------------------------------------- visits kept between runs
-# A browser visit's findings depend only on the bytes the site served to it, on this test code, on
-# axe-core and on the browser. Each visit records the files it was served; its findings are kept in
-# _build/.browser-visits/ under a key of all of those, and a later crawl reuses them while every
-# one of those files (and the test code, axe-core, the browser) is byte for byte the same, so after
-# editing one page only the visits that loaded a changed file are made again. CI starts without it.
-VISITS_DIR = HTML_DIR.parent / ".browser-visits"
-
-
-def _files_key(context: str, files) -> str:
-    digest = hashlib.sha256(context.encode())
-    for rel in sorted(set(files)):
-        path = HTML_DIR / rel
-        digest.update(rel.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"<missing>") + b"\0")
-    return digest.hexdigest()
-
-
-BASE_MARK = "<local-server>/"  # the local server's address (a new port every run) in a kept result
-
-
-def kept_result(name: str, context: str, base: str = BASE_MARK):
-    """The result kept for ``name``, if every file it was computed from is unchanged; else None."""
-    path = VISITS_DIR / (hashlib.sha256(name.encode()).hexdigest()[:32] + ".json")
-    if not path.is_file():
-        return None
-    entry = json.loads(path.read_text(encoding="utf-8"))
-    if entry["name"] != name or entry["key"] != _files_key(context, entry["files"]):
-        return None
-    return json.loads(entry["result"].replace(BASE_MARK, base))
-
-
-def keep_result(name: str, context: str, base: str, files, result) -> None:
-    """Keep ``result`` (JSON data) of ``name``, computed from ``files`` of the site (and ``context``)."""
-    VISITS_DIR.mkdir(parents=True, exist_ok=True)
-    path = VISITS_DIR / (hashlib.sha256(name.encode()).hexdigest()[:32] + ".json")
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")  # renamed whole: never read half-written
-    partial.write_text(json.dumps({"name": name, "key": _files_key(context, files), "files": sorted(set(files)),
-                                   "result": json.dumps(result).replace(base, BASE_MARK)}), encoding="utf-8")
-    os.replace(partial, path)
-
-
-@functools.lru_cache(maxsize=None)
-def chromium_version() -> str:
-    return subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, check=True).stdout.strip()
-
-
-def visits_context(*paths: Path) -> str:
-    """What a kept result also depends on: the test code (these files) and the browser."""
-    return hashlib.sha256(b"".join(p.read_bytes() for p in paths) + chromium_version().encode()).hexdigest()
 
 
 # Full-page screenshots (the CI job's "screenshots" artifact, for a reviewer's eyes; no test reads them)
@@ -351,8 +235,6 @@ async def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", v
     def on_request(req):
         if not req.url.startswith((base, "data:", "blob:", "about:")):
             visit.foreign_requests.append(req.url)
-        elif (served := _served_file(req.url)) is not None:
-            visit.resources.append(served)
 
     page.on("response", on_response)
     page.on("request", on_request)
@@ -391,49 +273,18 @@ CRAWL_BROWSERS = int(os.environ.get("SITE_CRAWL_BROWSERS", "2"))
 VISIT_TIMEOUT_S = 300
 
 
-class BrowserPool:
-    """Up to ``size`` Chromium processes, each launched when a visit first needs it (none when every
-    visit's result is kept); ``async with pool.lease() as browser`` lends one to a single visit."""
-
-    def __init__(self, pw, size: int):
-        self.pw, self.size, self.launched, self.browsers, self.free = pw, size, 0, [], asyncio.Queue()
-
-    @contextlib.asynccontextmanager
-    async def lease(self):
-        if self.free.empty() and self.launched < self.size:
-            self.launched += 1
-            browser = await self.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            self.browsers.append(browser)
-        else:
-            browser = await self.free.get()
-        try:
-            yield browser
-        finally:
-            self.free.put_nowait(browser)
-
-    async def close(self):
-        await asyncio.gather(*(b.close() for b in self.browsers))
-
-
 async def _crawl(base: str) -> tuple[dict, dict, dict]:
     from playwright.async_api import async_playwright
 
     async def visit(rel, color_scheme="light", viewport="desktop"):
-        name = f"site visit {rel} {color_scheme} {viewport}"
-        kept = kept_result(name, context, base)
-        if kept is not None and _shot_path(rel, color_scheme, viewport).is_file():
-            return PageVisit(**kept)
         async with pool.lease() as browser:  # a visit that hangs fails the crawl instead of stalling it
-            result = await asyncio.wait_for(
+            return await asyncio.wait_for(
                 _visit(browser, base, rel, color_scheme=color_scheme, viewport=viewport), VISIT_TIMEOUT_S)
-        keep_result(name, context, base, result.resources, asdict(result))
-        return result
 
     async with async_playwright() as pw:
         pool = BrowserPool(pw, CRAWL_BROWSERS)
-        context = visits_context(Path(__file__), AXE_JS)
         try:
-            pages = _site_pages()
+            pages = CRAWLED or _site_pages()
             desktop = await asyncio.gather(*(visit(rel) for rel in pages))
             visits = dict(zip(pages, desktop, strict=True))
             with_figures = [rel for rel, v in visits.items() if any(img["isFigure"] for img in v.facts["imgs"])]
@@ -594,7 +445,9 @@ def test_internal_links_and_anchors_resolve(crawl):
                 bad.setdefault(v.rel, []).append(f"{link}: no such file")
                 continue
             fragment = unquote(parts.fragment)
-            if fragment and rel.endswith(".html") and fragment not in ids.get(rel, set()):
+            if fragment and rel.endswith(".html") and rel not in ids:  # not visited (`make page`): its file's ids
+                ids[rel] = set(re.findall(r'\b(?:id|name)="([^"]+)"', target.read_text(encoding="utf-8")))
+            if fragment and rel.endswith(".html") and fragment not in ids[rel]:
                 bad.setdefault(v.rel, []).append(f"{link}: no element with id {fragment!r}")
     assert not bad, bad
 

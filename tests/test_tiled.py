@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import ROOT, assert_close_grad, includes, lines_without_docstring, numeric_grad, probe
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from test_backprop import assert_close_grad, numeric_grad, probe
 
 import attn
 import attn.tiled
@@ -390,8 +390,6 @@ def test_dense_vs_tiled_rows_and_stopping_rule():
 # ---------------------------------------------------------------- the page shows the code that runs
 
 def test_page_includes_the_tiled_source_without_docstrings():
-    from test_activity4_pages import ROOT, includes, lines_without_docstring
-
     text = (ROOT / "book" / "alem" / "atencao_em_blocos.md").read_text(encoding="utf-8")
     found = includes(text)
     for name in ("_online_softmax_step", "tiled_attention", "tiled_attention_backward"):

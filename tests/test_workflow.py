@@ -1,6 +1,11 @@
 """The GitHub Actions workflow: linted (actionlint, with shellcheck for run: blocks), audited (zizmor:
 0 findings, every action pinned by commit, no token left in a checkout) and shaped as
-build once -> test jobs in parallel over that build -> deploy the tested artifact (main only)."""
+build once -> test jobs in parallel over that build -> deploy the tested artifact (main only).
+
+What a test job runs is its `make` command over the build job's artifact: over a built tree, that
+command builds nothing (``make -n`` shows no book build, no notebook execution into the cache, no
+in-browser build), in either tier. The deploy job's input is what ``actions/upload-pages-artifact``
+packs of that artifact: it must hold the site's entry points."""
 import http.server
 import json
 import os
@@ -8,6 +13,7 @@ import pathlib
 import re
 import shutil
 import subprocess
+import tarfile
 import threading
 
 import pytest
@@ -122,6 +128,108 @@ def test_pull_requests_get_a_preview_artifact_linked_from_the_summary():
     assert "pull_request" in summary["if"]
     assert f"steps.{preview['id']}.outputs.artifact-url" in summary["env"]["PREVIEW_URL"]
     assert "PREVIEW_URL" in summary["run"]
+
+
+# --------------------------------------------------------------------------- the tiers; no job builds
+
+
+def test_pull_requests_run_the_pr_tier_and_the_schedule_the_full_tier():
+    wf = _workflow()
+    on = wf.get(True, wf.get("on"))  # YAML 1.1 reads the key `on` as True
+    assert {"pull_request", "push", "schedule", "workflow_dispatch"} <= set(on)
+    assert [set(entry) for entry in on["schedule"]] == [{"cron"}]
+    assert wf["env"]["TIER"] == ("${{ (github.event_name == 'schedule' || github.event_name == 'workflow_dispatch')"
+                                 " && 'full' || 'pr' }}")
+
+
+def _dry_run(command: str, tier: str) -> str:
+    """What ``make -n`` prints for a job's `make` command (every recipe it would run) in ``tier``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    args = command.split()
+    assert args[0] == "make", command
+    result = subprocess.run(["make", "-n", *args[1:]], cwd=ROOT, env={**env, "TIER": tier},
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+BUILDS = ("jupyter-book build", "tools/export_executed.py", "tools/build_lite.py", ".jupyter_cache")
+
+
+def _builds(dry_run: str) -> list[str]:
+    return [line.strip() for line in dry_run.splitlines() if any(b in line for b in BUILDS)]
+
+
+@pytest.mark.parametrize("tier", ["pr", "full"])
+def test_no_test_job_builds_the_book_or_executes_into_the_cache(tier):
+    assert (ROOT / "_build" / "html" / "index.html").is_file(), "no built tree: run `make book` first"
+    jobs = _workflow()["jobs"]
+    for name in ("unit", "site", "nbval"):
+        commands = [line.strip() for line in _runs(jobs[name]).splitlines() if line.strip().startswith("make ")]
+        assert commands, name
+        for command in commands:
+            dry_run = _dry_run(command, tier)
+            assert "pytest" in dry_run, (name, dry_run)
+            assert _builds(dry_run) == [], (name, command)
+            assert tier == "full" or 'not full"' in dry_run, (name, dry_run)
+
+
+def test_the_build_check_fails_on_a_job_that_builds():
+    found = _builds(_dry_run("make book", "pr"))
+    assert any(line.endswith("jupyter-book build . -W -n --keep-going") for line in found), found
+    assert any(line.endswith("tools/build_lite.py _build") for line in found), found
+
+
+# --------------------------------------------------------------------------- the deploy job's input
+
+
+def _pages_members(html, include_hidden: bool) -> list[str]:
+    """What actions/upload-pages-artifact (v5, Linux) packs: its own tar command over ``path``."""
+    excludes = ["--exclude=.git", "--exclude=.github"] + ([] if include_hidden else ["--exclude=.[^/]*"])
+    tar = html.parent / "pages-artifact.tar"
+    subprocess.run(["tar", "--dereference", "--hard-dereference", "--directory", str(html), "-cf", str(tar),
+                    *excludes, "."], check=True)
+    with tarfile.open(tar) as archive:
+        members = [m.name.removeprefix("./") for m in archive.getmembers() if m.isfile()]
+    tar.unlink()
+    return members
+
+
+def _missing_for_pages(members: list[str]) -> list[str]:
+    """The site's entry points: the landing page, the sitemap, the 404 page, the in-browser app (its
+    page, config and the attn wheel Pyodide installs) and the downloadable wheel."""
+    wanted = {"index.html": r"index\.html", "sitemap.xml": r"sitemap\.xml", "404.html": r"404\.html",
+              "lite/": r"lite/index\.html", "lite config": r"lite/jupyter-lite\.json",
+              "lite wheel": r"lite/pyodide/attn-[\w.]+-py3-none-any\.whl",
+              "wheel": r"wheels/attn-[\w.]+-py3-none-any\.whl"}
+    return [what for what, pattern in wanted.items() if not any(re.fullmatch(pattern, m) for m in members)]
+
+
+def test_the_deploy_job_gets_a_complete_site():
+    deploy = _workflow()["jobs"]["deploy"]
+    (pages,) = [s for s in deploy["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact@")]
+    assert any(s.get("uses", "").startswith("actions/deploy-pages@") for s in deploy["steps"])
+    include_hidden = str(pages["with"].get("include-hidden-files", False)).lower() == "true"
+    html = ROOT / pages["with"]["path"]
+    members = _pages_members(html, include_hidden)
+    assert _missing_for_pages(members) == []
+    # Pages serves an Actions artifact as is (no Jekyll: `_static/` stays, no .nojekyll needed); the
+    # hidden files the action leaves out must be ones no page asks for.
+    left_out = sorted({str(p.relative_to(html)) for p in html.rglob("*") if p.is_file()} - set(members))
+    assert all(any(part.startswith(".") for part in name.split("/")) for name in left_out)
+    texts = [p.read_text(encoding="utf-8", errors="ignore") for p in html.rglob("*")
+             if p.suffix in {".html", ".js", ".json"} and p.is_file()]
+    for name in left_out:
+        assert not any(name.split("/")[-1] in text for text in texts), f"{name} is asked for but not deployed"
+
+
+def test_the_deploy_check_fails_on_an_incomplete_site():
+    members = ["index.html", "sitemap.xml", "404.html", "lite/index.html", "lite/jupyter-lite.json",
+               "lite/pyodide/attn-0.1.0-py3-none-any.whl", "wheels/attn-0.1.0-py3-none-any.whl"]
+    assert _missing_for_pages(members) == []
+    assert _missing_for_pages([m for m in members if not m.startswith("lite/")]) == [
+        "lite/", "lite config", "lite wheel"]
+    assert _missing_for_pages(members[1:]) == ["index.html"]
 
 
 # --------------------------------------------------------------------------- zizmor and the pins

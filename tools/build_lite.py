@@ -46,7 +46,6 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
 from export_executed import toc_pages  # noqa: E402
 from sphinx_site.downloads import HEAVY, LITE_DIR, WHEEL_DIR, attn_wheel_name  # noqa: E402
 

@@ -1,7 +1,7 @@
 """The site's Sphinx extension: settings and fixes of the published site, one concern per module.
 
 Loaded through ``sphinx.local_extensions`` in ``_config.yml`` (``sphinx_site: tools/``: Jupyter Book
-puts ``tools/`` on ``sys.path`` and loads this package). Each module registers its own config
+puts ``tools/`` on the import path and loads this package). Each module registers its own config
 handlers and events in its ``setup(app)``; :func:`setup` below calls them in build order. Handlers
 that share an event and a priority run in the order they are connected, so the order below is part
 of the behaviour: keep it. The post-processing of the written pages runs in one handler whose steps
