@@ -10,6 +10,10 @@ The attention comparison is one measurement for ``bench/tiled.py`` (``make bench
 what the machine allows) and for the page "Atenção em blocos" (a small range of n): both call
 :func:`dense_vs_tiled`.
 
+A third version, :func:`bare_dense_attention`, is the dense formula with no checks, the like-for-like
+baseline of the tiled version's time: :func:`attn.core.scaled_dot_product_attention` also validates
+its inputs and its scores.
+
 * **Memory**: the peak of the bytes allocated *during* one call, from ``tracemalloc`` (NumPy
   reports its array buffers to it). The inputs exist before the call and are not counted; what the
   call returns is.
@@ -67,24 +71,33 @@ def best_seconds(f, repeats: int, warm_up: bool = True) -> tuple[float, float]:
     return wall, cpu
 
 
+def bare_dense_attention(Q, K, V):
+    r""":math:`\operatorname{softmax}(QK^\top/\sqrt{d_k})\,V` for Q (n_q, d_k), K (n_k, d_k), V (n_k, d_v),
+    with no mask and no checks: the dense computation alone, for timing. Returns (n_q, d_v)."""
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])  # (n_q, n_k)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (n_q, n_k)
+    return (weights / weights.sum(axis=-1, keepdims=True)) @ V  # (n_q, d_v)
+
+
 def dense_vs_tiled(ns, *, d: int = 64, tile: int = 128, repeats: int = 3, seed: int = 0,
                    max_dense_bytes: float = np.inf, max_seconds: float = np.inf) -> list[dict]:
     """Measure both versions of attention on random (n, d) inputs for each n in ``ns`` (increasing).
 
     A version stops (its later rows hold NaN) once its next run is predicted to need more than
-    ``max_dense_bytes`` (dense only) or ``max_seconds`` per call: each doubling of n is predicted to
+    ``max_dense_bytes`` (the two dense ones only) or ``max_seconds`` per call: each doubling of n is predicted to
     multiply the dense memory and both times by 4 (the ratio of the ``n × n`` entries). The memory
     run is the timing's warm-up call; a run predicted to take over a second is timed once.
 
     Returns
     -------
     list of dict
-        One row per n with keys ``n`` and, for ``v`` in ``dense`` and ``tiled``: ``v_bytes`` (peak
+        One row per n with keys ``n`` and, for ``v`` in ``dense``, ``bare`` (:func:`bare_dense_attention`)
+        and ``tiled``: ``v_bytes`` (peak
         memory), ``v_s`` (wall-clock seconds) and ``v_cpu_s`` (CPU seconds).
     """
     rng = np.random.default_rng(seed)
     tile = positive_int(tile, "tile")
-    versions = {"dense": scaled_dot_product_attention,
+    versions = {"dense": scaled_dot_product_attention, "bare": bare_dense_attention,
                 "tiled": partial(tiled_attention, tile_q=tile, tile_k=tile)}
     rows, last, stopped = [], {}, set()
     for n in ns:
@@ -96,7 +109,7 @@ def dense_vs_tiled(ns, *, d: int = 64, tile: int = 128, repeats: int = 3, seed: 
                 prev_n, prev_bytes, prev_s = last[name]
                 grow = (n / prev_n) ** 2
                 predicted_s = prev_s * grow
-                if predicted_s > max_seconds or (name == "dense" and prev_bytes * grow > max_dense_bytes):
+                if predicted_s > max_seconds or (name != "tiled" and prev_bytes * grow > max_dense_bytes):
                     stopped.add(name)
             if name in stopped:
                 row[f"{name}_bytes"] = row[f"{name}_s"] = row[f"{name}_cpu_s"] = np.nan

@@ -49,15 +49,17 @@ def main() -> None:
           f"{args.max_seconds:g} s per call")
     rows = dense_vs_tiled(ns, d=args.d, tile=args.tile, max_dense_bytes=args.max_dense_mb * MB,
                           max_seconds=args.max_seconds)
-    print("(s: best wall-clock time of a call; cpu: best CPU time; ratio: tiled / dense wall-clock)")
+    print("(s: best wall-clock time of a call; cpu: best CPU time; ratio: tiled / dense wall-clock;\n"
+          " bare: the dense formula without checks, attn.measure.bare_dense_attention)")
     print(f"{'n':>7} {'dense MB':>10} {'tiled MB':>10} {'dense s':>9} {'tiled s':>9} {'dense cpu':>10} "
-          f"{'tiled cpu':>10} {'ratio':>7}")
+          f"{'tiled cpu':>10} {'ratio':>7} {'bare cpu':>10} {'tiled/bare':>10}")
     for r in rows:
         if np.isnan(r["tiled_s"]):
             break
         print(f"{r['n']:>7} {r['dense_bytes'] / MB:>10.2f} {r['tiled_bytes'] / MB:>10.2f} "
               f"{r['dense_s']:>9.4f} {r['tiled_s']:>9.4f} {r['dense_cpu_s']:>10.4f} "
-              f"{r['tiled_cpu_s']:>10.4f} {r['tiled_s'] / r['dense_s']:>7.2f}")
+              f"{r['tiled_cpu_s']:>10.4f} {r['tiled_s'] / r['dense_s']:>7.2f} {r['bare_cpu_s']:>10.4f} "
+              f"{r['tiled_cpu_s'] / r['bare_cpu_s']:>10.2f}")
     for name in ("dense", "tiled"):
         done = [r for r in rows if not np.isnan(r[f"{name}_bytes"])]
         n, y = [r["n"] for r in done], [r[f"{name}_bytes"] for r in done]

@@ -133,6 +133,36 @@ def test_replacing_a_head_by_its_own_output_changes_nothing():
     np.testing.assert_allclose(same.forward(tokens)[0], model.forward(tokens)[0], rtol=1e-12, atol=1e-12)
 
 
+def test_score_gradients_give_the_query_and_key_gradients():
+    # dq = c dS k and dk = c dS^T q, projected back through x: the W_q and W_k gradients of the model
+    for scaled in (True, False):
+        cfg = replace(TINY, scaled=scaled)
+        model = new_model(cfg, dtype=np.float64)
+        tokens, targets = make_batch(np.random.default_rng(5), cfg.task, 4, cfg.length, cfg.n_symbols)
+        dS = interpret.score_gradients(model, tokens, targets)  # (L, B, h, n, n)
+        _, grads = model.loss_and_grads(tokens, targets)
+        blocks = model.forward(tokens)[1]["blocks"]
+        c = 1 / np.sqrt(model.d_k) if scaled else 1.0
+        for layer, block in enumerate(blocks):
+            x, mha = block["x"], block["mha"]
+            q, k = (np.einsum("bnd,hdk->bhnk", x, W) for W in (mha.W_q, mha.W_k))  # (B, h, n, d_k)
+            dq, dk = c * dS[layer] @ k, c * np.swapaxes(dS[layer], -1, -2) @ q
+            np.testing.assert_allclose(np.einsum("bnd,bhnk->hdk", x, dq), grads[f"{layer}.W_q"], rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(np.einsum("bnd,bhnk->hdk", x, dk), grads[f"{layer}.W_k"], rtol=1e-9, atol=1e-12)
+        assert np.abs(dS).max() > 0
+
+
+def test_qk_lr_scale_scales_only_the_query_and_key_steps():
+    cfg = replace(TINY, steps=1, eval_every=0)
+    start, plain, scaled = new_model(cfg), train(cfg)[0], train(replace(cfg, qk_lr_scale=0.5))[0]
+    for k, p in start.params.items():  # one step from the same weights and batch: the same gradients
+        if k.endswith((".W_q", ".W_k")):
+            np.testing.assert_allclose(scaled.params[k] - p, 0.5 * (plain.params[k] - p), rtol=0, atol=2e-7, err_msg=k)
+            assert np.abs(plain.params[k] - p).max() > 1e-6
+        else:
+            np.testing.assert_array_equal(scaled.params[k], plain.params[k], err_msg=k)
+
+
 def test_error_ablated():
     model = new_model(TINY)
     with pytest.raises(ValueError, match=r"heads must be distinct heads in \[0, h\) with h = 2, got \[2\]"):
@@ -188,7 +218,10 @@ def test_training_history_logs_entropy_and_query_key_gradients():
 
 
 def test_run_many_in_two_processes_is_the_serial_run_bit_for_bit():
-    cfgs = [TINY, replace(TINY, task="reverse", seed=1, scaled=False)]
+    # the page's sizes (batch 64, n = 12, d_model 32, d_ff 128: products large enough for a
+    # multi-threaded BLAS in this process, the serial run), a few steps each
+    page = TaskConfig(task="count", steps=4, eval_every=2, eval_mid_size=64, eval_size=256)
+    cfgs = [page, replace(page, task="reverse", seed=1, scaled=False, qk_lr_scale=0.25)]
     parallel, _ = run_many(cfgs, parallel=True)  # two spawned interpreters, one BLAS thread each
     serial, _ = run_many(cfgs, parallel=False)  # this process
     again, _ = run_many(cfgs, parallel=True)

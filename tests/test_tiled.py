@@ -387,6 +387,15 @@ def test_dense_vs_tiled_rows_and_stopping_rule():
     assert sweep[0]["bytes"] < sweep[1]["bytes"]  # a larger tile holds a larger block of scores
 
 
+def test_bare_dense_attention_is_the_dense_formula():
+    from attn.measure import bare_dense_attention
+
+    rng = np.random.default_rng(3)
+    Q, K, V = rng.normal(size=(7, 4)), rng.normal(size=(9, 4)) * 5, rng.normal(size=(9, 3))
+    out, _ = attn.scaled_dot_product_attention(Q, K, V)
+    np.testing.assert_allclose(bare_dense_attention(Q, K, V), out, rtol=1e-13, atol=1e-15)
+
+
 # ---------------------------------------------------------------- the page shows the code that runs
 
 def test_page_includes_the_tiled_source_without_docstrings():

@@ -5,6 +5,7 @@ need.
 * :func:`attention_entropy` — mean entropy of each head's attention rows (nats);
 * :func:`head_outputs` and :func:`ablated` — every head's output, and a copy of the model in which
   some heads' outputs are replaced (by zeros, or by its mean over the data): an ablation;
+* :func:`score_gradients` — the loss gradient with respect to every head's scores (the softmax logits);
 * :func:`probe_accuracy` — a linear probe (least-squares classifier) of a label from a state;
 * :func:`pair_contrast` — mean cosine similarity of pairs of states with equal labels minus pairs with
   different labels, over the pairs a boolean selection keeps.
@@ -20,6 +21,7 @@ import numpy as np
 
 from .._checks import as_float, check_ndim, check_probe_inputs, check_shape
 from ..multihead import MultiHeadAttention
+from .backward import encoder_block_backward, ffn_backward, layer_norm_backward, softmax_backward, softmax_cross_entropy
 
 
 def pattern_scores(weights, tokens):
@@ -140,6 +142,40 @@ def ablated(model, layer: int, heads, replacement):
     out.blocks = list(model.blocks)
     out.blocks[layer] = (layer_copy, rest)
     return out
+
+
+def score_gradients(model, tokens, targets) -> np.ndarray:
+    r"""Gradient of the mean cross-entropy with respect to every head's scores :math:`S = c\,qk^\top`.
+
+    :math:`dS = A \odot (dA - \operatorname{rowsum}(A \odot dA))` with :math:`dA = d\text{head}\; v^\top`,
+    the softmax step of :func:`attn.training.backward.attention_backward`; the query and key gradients
+    multiply it by the layer's factor :math:`c` once more (:math:`dq = c\, dS\, k`), so comparing
+    :math:`dS` across values of :math:`c` leaves that factor of the chain rule out.
+
+    Parameters
+    ----------
+    model : TransformerEncoder
+    tokens, targets : ndarray of int, shape (B, n)
+
+    Returns
+    -------
+    ndarray, shape (L, B, h, n, n)
+    """
+    logits, cache = model.forward(tokens)  # (B, n, C)
+    _, d_logits = softmax_cross_entropy(logits, targets, cache["mask"])  # (B, n, C)
+    dx = d_logits @ model.params["W_out"].T  # (B, n, d_model): into the last block's output
+    found = []
+    for block in reversed(cache["blocks"]):
+        p, mha, eps = block["p"], block["mha"], block["eps"]
+        d_z2 = layer_norm_backward(dx, block["z2"], p["gamma2"], eps)[0]  # (B, n, d_model)
+        d_h = d_z2 + ffn_backward(d_z2, block["h"], p["W1"], p["b1"], p["W2"])[0]  # (B, n, d_model)
+        d_att = layer_norm_backward(d_h, block["z1"], p["gamma1"], eps)[0]  # (B, n, d_model): into MHA(x)
+        v = np.einsum("bnd,hdk->bhnk", block["x"], mha.W_v)  # (B, h, n, d_k)
+        d_heads = np.einsum("bne,hke->bhnk", d_att, mha.W_o.reshape(mha.num_heads, mha.d_k, -1))  # (B, h, n, d_k)
+        d_weights = d_heads @ np.swapaxes(v, -1, -2)  # (B, h, n, n)
+        found.append(softmax_backward(d_weights, block["weights"]))  # (B, h, n, n)
+        dx = encoder_block_backward(dx, block)[0]  # (B, n, d_model): into the block below
+    return np.stack(found[::-1])  # (L, B, h, n, n)
 
 
 def probe_accuracy(train_x, train_y, test_x, test_y, n_classes: int, ridge: float = 1e-3) -> float:

@@ -68,11 +68,17 @@ class Adam:
         Default learning rate (``step`` may override it per call).
     betas : (float, float)
     eps : float
+    lr_scale : dict of float, optional
+        A factor on the learning rate of some parameters (by key; the others get 1).
     """
 
-    def __init__(self, params: dict, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8):
+    def __init__(self, params: dict, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 lr_scale: dict | None = None):
         self.params = params
         self.lr = lr
+        self.lr_scale = dict(lr_scale or {})
+        if not set(self.lr_scale) <= set(params):
+            raise ValueError(f"lr_scale names keys that are not parameters: {sorted(set(self.lr_scale) - set(params))}")
         self.beta1, self.beta2 = betas
         self.eps = eps
         self.k = 0
@@ -96,4 +102,4 @@ class Adam:
             v *= self.beta2
             v += (1.0 - self.beta2) * (g * g)
             denom = np.sqrt(v / c2) + self.eps
-            p -= (lr / c1) * m / denom
+            p -= (lr * self.lr_scale.get(key, 1.0) / c1) * m / denom

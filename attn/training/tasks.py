@@ -56,6 +56,7 @@ class TaskConfig:
     batch_size: int = 64
     steps: int = 1200
     lr: float = 3e-3
+    qk_lr_scale: float = 1.0  # a factor on the learning rate of W_q and W_k only (every layer)
     warmup: int = 100
     final_lr: float = 1e-4
     clip: float = 1.0
@@ -223,7 +224,8 @@ def train(cfg: TaskConfig, progress: bool = False, position: int = 0):
         and ``cpu_seconds`` (CPU time of this process: what the wall time would be on an idle core).
     """
     model = new_model(cfg)
-    opt = Adam(model.params, lr=cfg.lr)
+    opt = Adam(model.params, lr=cfg.lr, lr_scale={k: cfg.qk_lr_scale for k in model.params
+                                                  if k.endswith((".W_q", ".W_k")) and cfg.qk_lr_scale != 1.0})
     rng = np.random.default_rng([cfg.seed, 1])
     history = {"loss": [], "mid_eval": [], "entropy": [], "grad_norm": {"W_q": [], "W_k": []}}
 
