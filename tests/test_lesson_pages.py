@@ -28,8 +28,10 @@ EXERCISE_PAGES = {
         "attn/multihead_luong.py": ["multihead_general_attention"],
     }),
     "aula510/ex3_copia_gru.md": ("a510-ex3", 2, {
-        "attn/training/seq2seq.py": ["Seq2Seq._attn_decoder_forward", "replace_weights"],
-        "attn/training/gru.py": ["cell_forward"],
+        "attn/training/seq2seq.py": ["Seq2Seq._attn_decoder_forward", "Seq2Seq._attn_decoder_backward",
+                                     "Seq2Seq.greedy_decode", "replace_weights"],
+        "attn/training/gru.py": ["cell_forward", "cell_backward"],
+        "attn/training/copytask.py": ["train"],
     }),
     "aula702/ex1_mascara.md": ("a702-ex1", 1, {
         "attn/core.py": ["masked_softmax", "scaled_dot_product_attention"],
@@ -114,6 +116,25 @@ def test_exercise_page_includes_the_source_it_introduces(rel):
     for source, obj, _ in includes:
         assert obj is not None, f"{rel}: include of {source} without :pyobject:"
         assert _find_object(source, obj) is not None, f"{rel}: {source} has no {obj}"
+
+
+def _lines_without_docstring(source, dotted):
+    """The ``:lines:`` spec (relative to ``:pyobject:``) that keeps the signature and the body."""
+    node = _find_object(source, dotted)
+    start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    doc = node.body[0]
+    assert isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant), f"{dotted} has no docstring"
+    return f"1-{doc.lineno - start},{node.body[1].lineno - start + 1}-"
+
+
+@pytest.mark.parametrize("rel", sorted({*EXERCISE_PAGES, "aula510/licao.md", "aula702/licao.md"}))
+def test_includes_without_the_docstring_cut_exactly_the_docstring(rel):
+    """A ``:lines:`` spec written by hand drifts when a docstring grows: derive it from the source."""
+    for m in INCLUDE.finditer(_page(rel)):
+        opts = dict(re.findall(r":([a-z]+): ?(.*)", m.group("opts")))
+        if "lines" in opts:
+            source = (BOOK / rel).parent.joinpath(m.group("path")).resolve().relative_to(ROOT).as_posix()
+            assert opts["lines"] == _lines_without_docstring(source, opts["pyobject"]), (rel, opts["pyobject"])
 
 
 def test_labelled_includes_are_where_the_other_pages_link_them():
