@@ -16,11 +16,11 @@ Everything the browser runs is served by the site itself:
 
 Each notebook page's download becomes ``lite/files/<page>.ipynb`` (outputs cleared, kernel
 ``python``: a kernelspec named ``python3`` would make JupyterLite ask for a kernel). Pages too heavy
-for the browser get a short variant (HEAVY, in tools/sphinx_site/downloads.py: the site's button names it
-too). Each notebook carries a hash of its content (``metadata.course_site.version``): before the
-app starts, ``lite/fresh-notebooks.js`` moves aside a copy the browser kept of an older version
-(JupyterLite's stored copy wins over the served file), so a returning student opens the current
-notebook and finds their own next to it.
+for the browser get a short variant, which each declares in its front matter (SHORT_KEY, in
+tools/sphinx_site/downloads.py: the site's button names it too). Each notebook carries a hash of its
+content (``metadata.course_site.version``): before the app starts, ``lite/fresh-notebooks.js`` moves
+aside a copy the browser kept of an older version (JupyterLite's stored copy wins over the served
+file), so a returning student opens the current notebook and finds their own next to it.
 
 The app is rebuilt from scratch whenever one of its own inputs changes (an incremental ``jupyter lite
 build`` once fell back to the CDN): the packages, the attn wheel, the pins, this code, the set of
@@ -48,7 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 from export_executed import toc_pages  # noqa: E402
-from sphinx_site.downloads import HEAVY, LITE_DIR, WHEEL_DIR, attn_wheel_name  # noqa: E402
+from sphinx_site.downloads import LITE_DIR, SHORT_KEY, WHEEL_DIR, attn_wheel_name, short_variant_edits  # noqa: E402,E501
 
 PYODIDE_NPM = ROOT / "node_modules" / "pyodide"
 PYODIDE_RUNTIME = ("pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
@@ -191,16 +191,17 @@ def lite_notebook(download: Path, page: str) -> dict:
     for cell in notebook["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
-    for pattern, replacement in HEAVY.get(page, []):
-        hits = 0
-        for cell in notebook["cells"]:
-            if cell["cell_type"] == "code":
-                source, n = re.subn(pattern, replacement, "".join(cell["source"]), flags=re.M)
-                cell["source"], hits = source, hits + n
-        if not hits:
-            raise SystemExit(f"build_lite: {page}: no cell matches {pattern!r} "
-                             "(update HEAVY in tools/sphinx_site/downloads.py)")
-    if page in HEAVY:
+    edits = short_variant_edits(notebook)  # declared by the page (SHORT_KEY in its front matter)
+    code = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    for line, replacement in edits.items():
+        where = [cell for cell in code if line in "".join(cell["source"]).split("\n")]
+        if len(where) != 1:
+            raise SystemExit(f"build_lite: {page}: {len(where)} code cells have the line {line!r} "
+                             f"(one expected: update {SHORT_KEY} in the page's front matter)")
+        source = "".join(where[0]["source"]).split("\n")
+        where[0]["source"] = "\n".join(replacement if s == line else s for s in source)
+    notebook["metadata"].pop(SHORT_KEY, None)
+    if edits:
         for cell in notebook["cells"]:
             if cell["cell_type"] == "code":
                 cell["source"] = re.sub(*SHORT_ASSERT, "".join(cell["source"]), flags=re.M)

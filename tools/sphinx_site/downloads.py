@@ -13,8 +13,8 @@ not edited; only the downloads get the cell). ``tools/build_lite.py`` takes the 
 Run in the browser: an "Executar no navegador" button in every notebook page's header, next to the
 download and Binder menus, opens the page's notebook in the site's own JupyterLite app (``lite/``,
 built by ``tools/build_lite.py``), where it runs on Pyodide with nothing fetched from elsewhere.
-Pages with a short in-browser variant (:data:`HEAVY`: too heavy for the browser) say so on the
-button, and build_lite.py edits them.
+Pages too heavy for the browser declare a short in-browser variant (:data:`SHORT_KEY`); their button
+says so, and build_lite.py makes the variant.
 """
 
 from __future__ import annotations
@@ -124,44 +124,16 @@ def _runnable_downloads(app: Sphinx, exception: Exception | None) -> None:
             path.write_text(text, encoding="utf-8")
 
 
-# Pages whose cells are too heavy for the browser: (source pattern, replacement) edits that make the
-# in-browser copy a short variant. A pattern that no longer matches fails the build.
-# The import makes the kernel load tqdm (pyodide-kernel loads what a cell imports) for the progress line.
-PROGRESS_IMPORT = "import tqdm  # a linha de progresso do treinamento"
-HEAVY = {
-    "book/aula510/ex3_copia_gru": [
-        (r"^cfg = CopyConfig\(\)$",
-         "cfg = CopyConfig(steps=20, batch_size=32, eval_per_length=10, eval_every=10, "
-         "eval_mid_per_length=10)  "
-         "# versão curta para o navegador (o site usa CopyConfig())"),
-        # no processes in the browser; a text line (tqdm, loaded by the import) shows each model's progress
-        (r"^resultados = run_both\(cfg\)$",
-         f"{PROGRESS_IMPORT}\nresultados = run_both(cfg, parallel=False, progress=True)"),
-    ],
-    "book/alem/transformer_treinado": [  # the page's own switch: a quarter of the steps, one seed
-        (r"^RAPIDO = False  .*$",
-         "RAPIDO = True  # versão curta para o navegador (o site usa RAPIDO = False)"),
-        (r"^resultados, parede = run_many\(\[cfgs\[k\] for k in ordem\]\)$",
-         f"{PROGRESS_IMPORT}\n"
-         "resultados, parede = run_many([cfgs[k] for k in ordem], parallel=False, progress=True)"),
-    ],
-    "book/alem/transformer_copia": [  # comments in Portuguese: the reader sees them in the notebook
-        (r"^SEMENTES = \(0, 1, 2\)$", "SEMENTES = (0,)  # versão curta (no site: (0, 1, 2))"),
-        (r"^base = TransformerCopyConfig\(\)$",
-         "base = TransformerCopyConfig(steps=30, eval_every=15, data=replace(TransformerCopyConfig().data, "
-         "batch_size=32, eval_per_length=20, eval_mid_per_length=10))  "
-         "# versão curta (no site: TransformerCopyConfig())"),
-        (r"^L_CURTO, PASSOS_CURTO, PASSOS_GRU_CURTO = 20, 250, 600$",
-         "L_CURTO, PASSOS_CURTO, PASSOS_GRU_CURTO = 20, 20, 30  # versão curta (no site: 20, 250, 600)"),
-        (r"^N_CRONO, L_CRONO = 100, 80$", "N_CRONO, L_CRONO = 10, 40  # versão curta (no site: 100, 80)"),
-        # one job after the other, each with its progress line (tqdm, loaded by the import)
-        (r"^resultados, parede = run_many\(trabalhos.values\(\)\)$",
-         f"{PROGRESS_IMPORT}\n"
-         "resultados, parede = run_many(trabalhos.values(), parallel=False, progress=True)"),
-        (r"^N_MAPA, L_MAPA, N_ABL = 200, 40, 100$",
-         "N_MAPA, L_MAPA, N_ABL = 20, 40, 10  # versão curta (no site: 200, 40, 100)"),
-    ],
-}
+# A page too heavy for the browser declares its short in-browser variant itself, in its front matter:
+# the field SHORT_KEY maps lines of its code cells to their text in the variant (build_lite.py makes the
+# edits, and fails on a line no cell has, or more than one). Front matter, not cell metadata: the
+# execution cache hashes the cells' metadata, not the page's, so tuning the variant re-runs nothing.
+SHORT_KEY = "navegador"
+
+
+def short_variant_edits(notebook: dict) -> dict[str, str]:
+    """A notebook's short-variant edits, ``{line of a code cell: its text in the variant}`` ({}: none)."""
+    return dict(notebook.get("metadata", {}).get(SHORT_KEY) or {})
 
 
 RUN_LABEL = "Executar no navegador"
@@ -175,7 +147,7 @@ def _run_in_browser_button(app: Sphinx, pagename, templatename, context, doctree
     if app.builder.format != "html" or "kernelspec" not in app.env.metadata.get(pagename, {}):
         return
     url = context["pathto"](f"{LITE_DIR}/notebooks/index.html", 1) + f"?path={pagename}.ipynb"
-    short = pagename in HEAVY
+    short = SHORT_KEY in app.env.metadata[pagename]  # the page's front matter
     button = {"type": "link", "text": RUN_LABEL + (RUN_SHORT_SUFFIX if short else ""),
               "tooltip": RUN_SHORT_TOOLTIP if short else RUN_TOOLTIP, "icon": "fa-solid fa-play",
               "url": url, "label": "run-in-browser"}
