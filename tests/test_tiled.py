@@ -390,11 +390,11 @@ def test_dense_vs_tiled_rows_and_stopping_rule():
 # ---------------------------------------------------------------- the page shows the code that runs
 
 def test_page_includes_the_tiled_source_without_docstrings():
-    from test_activity4_pages import ROOT, includes, lines_without_docstring
+    from test_activity4_pages import ROOT, includes
 
     text = (ROOT / "book" / "alem" / "atencao_em_blocos.md").read_text(encoding="utf-8")
     found = includes(text)
     for name in ("_online_softmax_step", "tiled_attention", "tiled_attention_backward"):
         assert found[name]["path"] == "../../attn/tiled.py", name
-        assert found[name]["options"]["lines"] == lines_without_docstring("attn/tiled.py", name), name
+        assert "lines" not in found[name]["options"], name  # the build hides the docstring (listings.py)
         assert found[name]["label"] == "codigo-" + name.strip("_").replace("_", "-"), name
