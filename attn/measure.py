@@ -84,7 +84,8 @@ def dense_vs_tiled(ns, *, d: int = 64, tile: int = 128, repeats: int = 3, seed: 
     """Measure both versions of attention on random (n, d) inputs for each n in ``ns`` (increasing).
 
     A version stops (its later rows hold NaN) once its next run is predicted to need more than
-    ``max_dense_bytes`` (the two dense ones only) or ``max_seconds`` per call: each doubling of n is predicted to
+    ``max_dense_bytes`` (the two dense ones only) or ``max_seconds`` per call: each doubling of n is predicted
+    to
     multiply the dense memory and both times by 4 (the ratio of the ``n × n`` entries). The memory
     run is the timing's warm-up call; a run predicted to take over a second is timed once.
 

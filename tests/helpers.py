@@ -434,3 +434,14 @@ def block_params(rng, d, d_ff):
     return p
 
 
+
+
+def short_variant_pages() -> dict[str, dict[str, str]]:
+    """The pages that declare a short in-browser variant (``SHORT_KEY`` in their front matter), with their
+    edits ``{line of a code cell: its text in the variant}``, read from the pages themselves."""
+    from export_executed import toc_pages
+    from myst_nb.core.read import read_myst_markdown_notebook
+    from sphinx_site.downloads import short_variant_edits
+
+    return {page.relative_to(ROOT).with_suffix("").as_posix(): edits for page in toc_pages()
+            if (edits := short_variant_edits(read_myst_markdown_notebook(page.read_text(encoding="utf-8"))))}

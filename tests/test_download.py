@@ -1,18 +1,21 @@
 """A notebook downloaded from the site runs on its own, outside this repository.
 
 The built site's downloads (``_sources/**/*.ipynb``) start with a setup cell that installs ``attn``
-from the site's wheel when it is missing (tools/sphinx_site/downloads.py). Here one download runs in a fresh
-virtual environment with numpy, matplotlib, pandas and ipykernel (the book's pins) but without
-``attn`` or myst-nb, in a folder outside the repository, with the site served locally (the setup
-cell's Pages URL, the one the build used, is pointed at the local server). It must complete, and its text outputs must be
-the site's (the executed notebook that nbval checks, ``_build/jupyter_execute``).
+from the site's wheel when it is missing (tools/sphinx_site/downloads.py). Here one download runs as a student
+runs it: in a fresh virtual environment holding only what Jupyter needs to start a kernel (ipykernel,
+the book's pin, and what it requires), no NumPy, no pandas, no matplotlib, no ``attn``, no myst-nb, in
+a folder outside the repository, with the site served locally (the setup cell's Pages URL, the one the
+build used, is pointed at the local server). The setup cell must install what the notebook imports;
+the notebook must complete, and its text outputs must be the site's (the executed notebook that nbval
+checks, ``_build/jupyter_execute``). With the site unreachable, the setup cell must stop with a
+Portuguese message that says what to do.
 
 The environment is made once per set of pins, as a pristine template (``_build/.download-venv-<key>/``,
 the key hashing the pins, the constraints, the interpreter and this file; a fresh clone makes it on its first
 run): a new virtual environment holding a copy of exactly the files that the test environment's
-numpy, matplotlib, pandas, ipykernel, their requirements and pip installed (the same pins, with no
-registry round trip). Every run gets its own copy of the template (hard links), checked to be a
-virtual environment of its own (``sys.prefix``) with the four pins and without ``attn`` or myst-nb.
+ipykernel, its requirements and pip installed (the same pins, with no registry round trip). Every run
+gets its own copy of the template (hard links), checked to be a virtual environment of its own
+(``sys.prefix``) with the pin and without any of ``BARE_ABSENT``.
 The setup cell installs ``attn`` into that copy only: afterwards every file of the template must
 still have its size and mtime, and a template that changed is made again.
 """
@@ -50,7 +53,8 @@ IDENTITY = BUILD / "site-identity.json"
 BASEURL = (json.loads(IDENTITY.read_text(encoding="utf-8"))["site_url"] if IDENTITY.is_file()
            else yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["html"]["baseurl"]).rstrip("/")
 PAGE = "book/atividade4/ex1_atencao_produto_escalar"
-FRESH_PACKAGES = ("numpy", "matplotlib", "pandas", "ipykernel")
+FRESH_PACKAGES = ("ipykernel",)  # what Jupyter needs to run a notebook's kernel, and nothing else
+BARE_ABSENT = ("numpy", "pandas", "matplotlib", "attn", "myst_nb")  # what the setup cell must install or stand in for
 
 
 
@@ -131,6 +135,10 @@ def _needed_distributions() -> dict:
     return found
 
 
+def _template_dir() -> Path:
+    return BUILD / f".download-venv-{_template_key()}" / "venv"
+
+
 def _template() -> Path:
     """The pristine environment for these pins: made on first use, then reused while unchanged.
 
@@ -138,8 +146,8 @@ def _template() -> Path:
     their requirements installed into site-packages (the wheelhouse is what is installed: the same
     pins, constraints.txt); nothing else, so no attn and no myst-nb.
     """
-    home = BUILD / f".download-venv-{_template_key()}"
-    env_dir = home / "venv"
+    env_dir = _template_dir()
+    home = env_dir.parent
     if (home / MANIFEST).is_file():
         if json.loads((home / MANIFEST).read_text(encoding="utf-8")) == _manifest(env_dir):
             return env_dir
@@ -161,22 +169,32 @@ def _template() -> Path:
     return env_dir
 
 
-@pytest.fixture(scope="module")
-def fresh_python(tmp_path_factory) -> Path:
+def _fresh_copy(base: Path) -> Path:
+    """A copy of the template of its own (hard links), checked bare: the pin, none of BARE_ABSENT."""
     template = _template()  # its manifest checked
-    env_dir = tmp_path_factory.mktemp("fresh") / "venv"
+    env_dir = base / "venv"
     shutil.copytree(template, env_dir, symlinks=True, copy_function=_link_or_copy)
     python = env_dir / "bin" / "python"
     probe = subprocess.run(
         [str(python), "-I", "-c", "import importlib.metadata as m, importlib.util as u, sys; "
-         "print(sys.prefix, u.find_spec('attn') is None, u.find_spec('myst_nb') is None, sep='\\n'); "
+         f"print(sys.prefix, *(u.find_spec(n) is None for n in {BARE_ABSENT!r}), sep='\\n'); "
          f"print(*(n + '==' + m.version(n) for n in {FRESH_PACKAGES!r}), sep='\\n')"],
         cwd=env_dir, capture_output=True, text=True, check=True)
-    assert probe.stdout.split() == [str(env_dir), "True", "True", *_pins()], \
-        f"not a fresh environment of its own with the pins and without attn and myst-nb: {probe.stdout!r}"
-    yield python
+    assert probe.stdout.split() == [str(env_dir), *["True"] * len(BARE_ABSENT), *_pins()], \
+        f"not a bare environment of its own with the pin and without {BARE_ABSENT}: {probe.stdout!r}"
+    return python
+
+
+def _template_unchanged() -> None:
+    template = _template_dir()
     recorded = json.loads((template.parent / MANIFEST).read_text(encoding="utf-8"))
     assert _manifest(template) == recorded, "the run changed a file of the template environment"
+
+
+@pytest.fixture(scope="module")
+def fresh_python(tmp_path_factory) -> Path:
+    yield _fresh_copy(tmp_path_factory.mktemp("fresh"))
+    _template_unchanged()
 
 
 @pytest.fixture(scope="module")
@@ -212,18 +230,16 @@ def _text_outputs(cell) -> list[str]:
     return texts
 
 
-@pytest.mark.full
-def test_a_download_runs_in_a_fresh_environment_without_attn(fresh_python, local_site, tmp_path):
+def _run(nb, python: Path, tmp_path: Path) -> None:
+    """Execute ``nb`` in a kernel of ``python``, from a folder outside the repository."""
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
-    nb = nbformat.read(_download(PAGE), as_version=4)
-    nb.cells[0].source = nb.cells[0].source.replace(BASEURL, local_site)
     spec_dir = tmp_path / "kernels" / "fresh"
     spec_dir.mkdir(parents=True)
     (spec_dir / "kernel.json").write_text(json.dumps({
-        "argv": [str(fresh_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "fresh", "language": "python"}), encoding="utf-8")
     workdir = tmp_path / "elsewhere"  # no attn/ folder next to the notebook
     workdir.mkdir()
@@ -232,6 +248,13 @@ def test_a_download_runs_in_a_fresh_environment_without_attn(fresh_python, local
     client = NotebookClient(nb, km=km, timeout=600, resources={"metadata": {"path": str(workdir)}})
     client.km.start_kernel(cwd=str(workdir), env=env)
     client.execute()  # raises CellExecutionError on the first failing cell
+
+
+@pytest.mark.full
+def test_a_download_runs_in_a_bare_environment(fresh_python, local_site, tmp_path):
+    nb = nbformat.read(_download(PAGE), as_version=4)
+    nb.cells[0].source = nb.cells[0].source.replace(BASEURL, local_site)
+    _run(nb, fresh_python, tmp_path)
     installed = subprocess.run([str(fresh_python), "-m", "pip", "show", "attn"], capture_output=True, text=True)
     assert installed.returncode == 0, "the setup cell did not install attn"
 
@@ -247,3 +270,19 @@ def test_a_download_runs_in_a_fresh_environment_without_attn(fresh_python, local
         compared += bool(_text_outputs(theirs))
     assert compared >= 3
     assert any("image/png" in out.get("data", {}) for c in ran for out in c.outputs), "no figure"
+
+
+@pytest.mark.full
+def test_with_the_site_unreachable_the_setup_cell_says_what_to_do(tmp_path):
+    from nbclient.exceptions import CellExecutionError
+
+    python = _fresh_copy(tmp_path)
+    nb = nbformat.read(_download(PAGE), as_version=4)
+    nb.cells = nb.cells[:1]
+    nb.cells[0].source = nb.cells[0].source.replace(BASEURL, "http://127.0.0.1:9/fora-do-ar")  # discard port
+    with pytest.raises(CellExecutionError) as failed:
+        _run(nb, python, tmp_path)
+    message = str(failed.value)
+    assert "http://127.0.0.1:9/fora-do-ar" in message  # names the site it tried
+    assert "pip install" in message and "repositório" in message, message[-1500:]  # what to do, in Portuguese
+    _template_unchanged()

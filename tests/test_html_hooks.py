@@ -21,7 +21,7 @@ from sphinx_site.html_fixes import FIGURE_LINK_TITLE
 
 ROOT = Path(__file__).resolve().parent.parent
 
-HOOKS = ["sphinx_site.bibliography", "sphinx_site.html_fixes"]
+HOOKS = ["sphinx_site.bibliography", "sphinx_site.html_fixes", "sphinx_site.listings"]
 
 FIXTURE_EXT = '''
 from docutils import nodes
@@ -87,7 +87,21 @@ Como em [Doe2020]_.
 .. hidden-cell::
 
    print(1)
+
+.. literalinclude:: listed.py
+   :language: python
+   :pyobject: Modelo.dobro
+   :dedent: 4
 """
+
+LISTED = '''class Modelo:
+    def dobro(self, x):
+        """O dobro.
+
+        .. math:: y = 2x
+        """
+        return 2 * x  # (n,)
+'''
 
 
 def _start_build(root: Path, extensions: list[str]) -> subprocess.Popen:
@@ -98,6 +112,7 @@ def _start_build(root: Path, extensions: list[str]) -> subprocess.Popen:
         f"extensions = ['sphinx_exercise', 'fixture_ext', *{extensions!r}]\n"
         "html_theme = 'basic'\nlanguage = 'pt_BR'\n", encoding="utf-8")
     (src / "index.rst").write_text(PAGE, encoding="utf-8")
+    (src / "listed.py").write_text(LISTED, encoding="utf-8")
     Image.new("RGB", (40, 20), "white").save(src / "fig.png")
     # one process per build: docutils' node registry
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), str(ROOT / "tools")])}  # the extensions
@@ -160,3 +175,10 @@ def test_hidden_cell_toggles_hold_phrasing_content_named_by_their_text(pages):
     summary = re.search(r"<summary[^>]*>.*?</summary>", pages["hooked"], re.S).group(0)
     assert summary == ('<summary>\n<span class="collapsed admonition-title">Mostrar o código</span>\n'
                        '<span class="expanded admonition-title">Ocultar o código</span>\n</summary>')
+
+
+def test_a_listing_of_a_method_shows_its_signature_and_body_without_the_docstring(pages):
+    assert ".. math:: y = 2x" in pages["bare"]
+    listing = re.sub(r"<[^>]+>", "", re.search(r'<div class="highlight-python.*?</pre>', pages["hooked"], re.S).group(0))
+    assert "O dobro" not in listing and ".. math::" not in listing
+    assert listing.split("\n")[:2] == ["def dobro(self, x):", "    return 2 * x  # (n,)"]

@@ -23,7 +23,6 @@ from pathlib import Path
 import nbformat
 import pytest
 from build_lite import (
-    HEAVY,
     KERNEL_NAME,
     LISTING_TIME,
     LITE_DIR,
@@ -32,6 +31,7 @@ from build_lite import (
     lite_notebook,
     notebook_bytes,
     page_imports,
+    page_times,
 )
 from export_executed import toc_pages
 from helpers import (
@@ -42,11 +42,16 @@ from helpers import (
     ROOT,
     SHOT_DIR,
     CachingPagesHandler,
+    PagesHandler,
     button,
     error_text,
     output_text,
     run_all,
+    short_variant_pages,
 )
+
+# The pages that declare a short in-browser variant (SHORT_KEY in their front matter), with their edits.
+HEAVY = short_variant_pages()
 
 PAGE = "book/atividade4/ex1_atencao_produto_escalar.html"
 # The training pages, each run to its last cell in its short in-browser variant (HEAVY in
@@ -306,39 +311,51 @@ def test_the_in_browser_build_is_self_contained_and_verified():
         code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
         needed = {by_import[i] for i in page_imports(notebook) if i in by_import}
         assert needed <= set(shipped["packages"]), (rel, needed - set(shipped["packages"]))
-        for pattern, replacement in HEAVY.get(rel, []):  # every edit made, none left to make
-            assert replacement.split("\\1")[0] in code, (rel, replacement)
-            assert not re.search(pattern, code, flags=re.M), (rel, pattern)
+        lines = code.split("\n")
+        for line, replacement in HEAVY.get(rel, {}).items():  # every edit made, none left to make
+            assert replacement in code, (rel, replacement)
+            assert line not in lines, (rel, line)
         if rel in HEAVY:  # a short run cannot meet the full run's targets: no live assert is left
             assert not re.search(r"^\s*assert\b", code, flags=re.M), rel
 
 
-def _listing_problems(listing: dict) -> list[str]:
-    """What in a contents listing depends on more than its folder's names: a time other than
-    LISTING_TIME, a file's size, entries out of order (an edit of one page would change it)."""
+def _listing_problems(listing: dict, times: dict[str, str]) -> list[str]:
+    """What in a contents listing depends on more than its folder's names and their pages' commits: a
+    time other than its page's last commit (a folder: its newest page's), a file's size, entries out
+    of order (an edit of one page would change it)."""
+    def expected(path: str) -> str:
+        page = path.removesuffix(".ipynb")
+        return times.get(page) or max(time for name, time in times.items() if name.startswith(f"{path}/" if path else ""))
+
     problems = [f"{entry['path']}: {field} {entry[field]}" for entry in [listing, *listing["content"]]
-                for field in ("created", "last_modified") if entry[field] != LISTING_TIME]
+                for field in ("created", "last_modified") if entry[field] != expected(entry["path"])]
     problems += [f"{entry['path']}: size {entry['size']}" for entry in listing["content"]
                  if entry["type"] != "directory" and entry["size"] is not None]
     names = [entry["name"] for entry in listing["content"]]
     return problems + ([f"{listing['path']}: entries not by name: {names}"] if names != sorted(names) else [])
 
 
-def test_the_contents_listings_hold_only_names():
+def _page_times() -> dict[str, str]:
+    return page_times([p.relative_to(ROOT).with_suffix("").as_posix() for p in toc_pages()])
+
+
+def test_the_contents_listings_hold_only_names_and_page_times():
     listings = sorted((LITE / "api" / "contents").rglob("all.json"))
     assert listings, "no contents listings: run `make book` first"
+    times = _page_times()
+    assert LISTING_TIME not in times.values()  # this checkout has history: no page dated 1970
     for path in listings:
         listing = json.loads(path.read_text(encoding="utf-8"))
         assert {e["name"] for e in listing["content"]} == {p.name for p in (LITE / "files" / listing["path"]).iterdir()}
-        assert not _listing_problems(listing), _listing_problems(listing)
+        assert not _listing_problems(listing, times), _listing_problems(listing, times)
 
 
-def test_a_listing_with_a_time_or_a_size_is_noticed():
+def test_a_listing_with_a_build_time_or_a_size_is_noticed():
     listing = json.loads((LITE / "api" / "contents" / "book" / "atividade4" / "all.json").read_text(encoding="utf-8"))
     listing["content"][0]["last_modified"] = "2026-12-01T15:52:31.752820Z"
     listing["content"][1]["size"] = 30389
     listing["content"].reverse()
-    assert len(_listing_problems(listing)) == 3, _listing_problems(listing)
+    assert len(_listing_problems(listing, _page_times())) == 3, _listing_problems(listing, _page_times())
 
 
 def test_each_served_notebook_is_what_the_build_writes_for_its_page():
@@ -348,3 +365,54 @@ def test_each_served_notebook_is_what_the_build_writes_for_its_page():
         rel = page.relative_to(ROOT).with_suffix("").as_posix()
         expected = notebook_bytes(lite_notebook(HTML_DIR / "_sources" / f"{rel}.ipynb", rel))
         assert (LITE / "files" / f"{rel}.ipynb").read_bytes() == expected, rel
+
+
+# What a student sees on opening Ex 1 in the browser, read from the app's own widgets: the checkpoint
+# line above the notebook, the first cell's code, and which cells' code is folded.
+OPENED_JS = """() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  if (!panel || !panel.content || !panel.context || !panel.context.contentsModel
+      || panel.content.widgets.length === 0) { return null; }
+  const checkpoint = document.querySelector('.jp-NotebookCheckpoint');
+  return {checkpoint: checkpoint ? checkpoint.textContent : null,
+          last_modified: panel.context.contentsModel.last_modified,
+          first_code: panel.content.widgets.find(w => w.model.type === 'code').model.sharedModel.getSource(),
+          folded: panel.content.widgets.map(w => w.model.type === 'code' && w.inputHidden)};
+}"""
+FOLDING_TAGS = ("remove-cell", "hide-input", "hide-cell")  # the page folds or hides these cells' code
+
+
+@pytest.mark.site
+def test_a_student_opening_ex1_in_the_browser_sees_its_checkpoint_a_portuguese_setup_and_the_page_cells():
+    """Not "Last Checkpoint: 56 years ago" (a listing time of 1970), not an English setup cell, not the
+    code of the glue() cells the page hides: the page's last commit, Portuguese, the page's cells."""
+    from playwright.sync_api import sync_playwright
+
+    notebook = json.loads((LITE / "files" / Path(PAGE).with_suffix(".ipynb")).read_text(encoding="utf-8"))
+    should_fold = [c["cell_type"] == "code" and bool(set(FOLDING_TAGS) & set(c["metadata"].get("tags", [])))
+                   for c in notebook["cells"]]
+    assert sum(should_fold) >= 4 and should_fold[0]  # Ex 1 hides its glue() cells; the setup cell (remove-cell)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), PagesHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                page = browser.new_page(viewport={"width": 1280, "height": 900}, locale="pt-BR")
+                _, url = button(page, base + PAGE)
+                page.goto(url, wait_until="load")
+                page.wait_for_function(f"() => {{ const s = ({OPENED_JS})(); return s && s.checkpoint; }}",
+                                       timeout=120_000)
+                seen = page.evaluate(OPENED_JS)
+                page.screenshot(path=str(SHOT_DIR / "lite__ex1_opened.png"), full_page=False)
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "years" not in seen["checkpoint"] and "anos" not in seen["checkpoint"], seen["checkpoint"]
+    assert seen["last_modified"] == page_times([Path(PAGE).with_suffix("").as_posix()])[
+        Path(PAGE).with_suffix("").as_posix()], seen["last_modified"]
+    assert seen["first_code"].startswith("# Preparação"), seen["first_code"][:200]
+    assert seen["folded"] == should_fold, seen["folded"]

@@ -80,10 +80,25 @@ def test_ex1_listings_are_the_included_source_with_their_captions():
     numbered caption, as on the page."""
     markdown = _markdown(_offered(EX1)["download"])
     for name in ("softmax", "scaled_dot_product_attention", "masked_softmax"):
-        block = re.search(rf"\*\*Listagem \d+\*\* \*attn/core\.py — {name} \(sem a docstring\)\*\s+"
+        block = re.search(rf"\*\*Listagem \d+\*\* \*attn/core\.py — {name}\*\s+"
                           rf"```python\ndef {name}\((.*?)```", markdown, re.S)
         assert block, f"no listing of {name}"
-        assert "return" in block.group(1)
+        assert "return" in block.group(1) and '"""' not in block.group(1)
+
+
+# A captioned listing on a page (literalinclude: Sphinx's literal-block-wrapper) and a docstring in it
+# (Pygments' String.Doc token).
+LISTING = re.compile(r'<div class="literal-block-wrapper.*?</pre>', re.S)
+DOCSTRING = re.compile(r'<span class="sd">')
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_listing_on_a_page_shows_a_docstring(page):
+    """Decided once for every page (tools/sphinx_site/listings.py): a listing of attn shows the code
+    that runs, not the docstring, whose reST markup (``.. math::``, ``:func:``) would show raw."""
+    html = (HTML_DIR / f"{page}.html").read_text(encoding="utf-8")
+    shown = [m.group(0) for m in LISTING.finditer(html) if DOCSTRING.search(m.group(0))]
+    assert not shown, [re.sub(r"<[^>]+>", "", s)[:300] for s in shown]
 
 
 def test_ex1_references_and_boxes_are_plain_markdown():

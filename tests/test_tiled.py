@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import ROOT, assert_close_grad, includes, lines_without_docstring, numeric_grad, probe
+from helpers import ROOT, assert_close_grad, includes, numeric_grad, probe
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -403,5 +403,5 @@ def test_page_includes_the_tiled_source_without_docstrings():
     found = includes(text)
     for name in ("_online_softmax_step", "tiled_attention", "tiled_attention_backward"):
         assert found[name]["path"] == "../../attn/tiled.py", name
-        assert found[name]["options"]["lines"] == lines_without_docstring("attn/tiled.py", name), name
+        assert "lines" not in found[name]["options"], name  # the build hides the docstring (listings.py)
         assert found[name]["label"] == "codigo-" + name.strip("_").replace("_", "-"), name

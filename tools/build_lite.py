@@ -16,11 +16,11 @@ Everything the browser runs is served by the site itself:
 
 Each notebook page's download becomes ``lite/files/<page>.ipynb`` (outputs cleared, kernel
 ``python``: a kernelspec named ``python3`` would make JupyterLite ask for a kernel). Pages too heavy
-for the browser get a short variant (HEAVY, in tools/sphinx_site/downloads.py: the site's button names it
-too). Each notebook carries a hash of its content (``metadata.course_site.version``): before the
-app starts, ``lite/fresh-notebooks.js`` moves aside a copy the browser kept of an older version
-(JupyterLite's stored copy wins over the served file), so a returning student opens the current
-notebook and finds their own next to it.
+for the browser get a short variant, which each declares in its front matter (SHORT_KEY, in
+tools/sphinx_site/downloads.py: the site's button names it too). Each notebook carries a hash of its
+content (``metadata.course_site.version``): before the app starts, ``lite/fresh-notebooks.js`` moves
+aside a copy the browser kept of an older version (JupyterLite's stored copy wins over the served
+file), so a returning student opens the current notebook and finds their own next to it.
 
 The app is rebuilt from scratch whenever one of its own inputs changes (an incremental ``jupyter lite
 build`` once fell back to the CDN): the packages, the attn wheel, the pins, this code, the set of
@@ -28,12 +28,14 @@ pages. An edit of a page that leaves those alone (its prose, a cell that imports
 rewrites that page's notebook in place, the file ``jupyter lite build`` would have copied there byte
 for byte. The contents listings (``lite/api/contents/**/all.json``, which the app reads to open a
 notebook) hold no build time and no file size, so they too stay byte-identical: every file a run of
-another page is served is left as it was (tests/test_lite.py keeps each page's run while it is).
+another page is served is left as it was (tests/test_lite.py keeps each page's run while it is). Their
+one time is each notebook's page's last commit (the app's "Last Checkpoint"; a folder: its newest).
 
 Usage: python tools/build_lite.py [BUILD_DIR]   (default: _build). Prints the size of lite/.
 """
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import re
@@ -45,9 +47,10 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+from export_executed import toc_pages
+from sphinx_site.downloads import LITE_DIR, SHORT_KEY, WHEEL_DIR, attn_wheel_name, short_variant_edits
+
 ROOT = Path(__file__).resolve().parent.parent
-from export_executed import toc_pages  # noqa: E402
-from sphinx_site.downloads import HEAVY, LITE_DIR, WHEEL_DIR, attn_wheel_name  # noqa: E402
 
 PYODIDE_NPM = ROOT / "node_modules" / "pyodide"
 PYODIDE_RUNTIME = ("pyodide.js", "pyodide.mjs", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip")
@@ -72,8 +75,9 @@ UNUSED_EXTENSIONS = ("jupyterlab-jupytext",)
 VERSION_KEY = "course_site"
 FRESH_SCRIPT = ROOT / "tools" / "lite_fresh_notebooks.js"
 KERNEL_NAME = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
-# The times a contents listing gives (JupyterLite's own "unknown" time, new Date(0)): the build's
-# clock would change every listing on every build. A notebook's version is in its metadata.
+# The time a contents listing gives a notebook (JupyterLite shows it as "Last Checkpoint: ... ago"): the
+# last commit of its page, not the build's clock (which would change every listing on every build); a
+# folder gets its newest page's. Without git history (a copy of the files), HEAD's or this fixed time.
 LISTING_TIME = "1970-01-01T00:00:00Z"
 
 # The targets a page asserts hold for the site's full training, not for a short one: in a short
@@ -190,16 +194,17 @@ def lite_notebook(download: Path, page: str) -> dict:
     for cell in notebook["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
-    for pattern, replacement in HEAVY.get(page, []):
-        hits = 0
-        for cell in notebook["cells"]:
-            if cell["cell_type"] == "code":
-                source, n = re.subn(pattern, replacement, "".join(cell["source"]), flags=re.M)
-                cell["source"], hits = source, hits + n
-        if not hits:
-            raise SystemExit(f"build_lite: {page}: no cell matches {pattern!r} "
-                             "(update HEAVY in tools/sphinx_site/downloads.py)")
-    if page in HEAVY:
+    edits = short_variant_edits(notebook)  # declared by the page (SHORT_KEY in its front matter)
+    code = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    for line, replacement in edits.items():
+        where = [cell for cell in code if line in "".join(cell["source"]).split("\n")]
+        if len(where) != 1:
+            raise SystemExit(f"build_lite: {page}: {len(where)} code cells have the line {line!r} "
+                             f"(one expected: update {SHORT_KEY} in the page's front matter)")
+        source = "".join(where[0]["source"]).split("\n")
+        where[0]["source"] = "\n".join(replacement if s == line else s for s in source)
+    notebook["metadata"].pop(SHORT_KEY, None)
+    if edits:
         for cell in notebook["cells"]:
             if cell["cell_type"] == "code":
                 cell["source"] = re.sub(*SHORT_ASSERT, "".join(cell["source"]), flags=re.M)
@@ -216,17 +221,45 @@ def notebook_bytes(notebook: dict) -> bytes:
     return json.dumps(notebook, ensure_ascii=False, indent=1).encode("utf-8")
 
 
-def _local_listings(output: Path) -> None:
-    """Make each contents listing depend on its folder's names only: no build time, no file size (a
-    sibling's edit changed it; the app measures a notebook when it loads it), entries by name."""
+def _git_time(*path: str) -> str:
+    result = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%ct", "--", *path],
+                            capture_output=True, text=True, check=False)
+    return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def page_times(pages: list[str]) -> dict[str, str]:
+    """Each page's listing time: its source's last commit, else HEAD's (a new page), else LISTING_TIME."""
+    head = _git_time()
+    times = {}
+    for page in pages:
+        stamp = _git_time(f"{page}.md") or head
+        when = datetime.datetime.fromtimestamp(int(stamp or 0), datetime.UTC)
+        times[page] = when.strftime("%Y-%m-%dT%H:%M:%SZ") if stamp else LISTING_TIME
+    return times
+
+
+def _listing_time(path: str, times: dict[str, str]) -> str:
+    """A notebook's page time; a folder's newest page time (the root: every page's)."""
+    page = path.removesuffix(".ipynb")
+    inside = [time for name, time in times.items()
+              if name == page or name.startswith(f"{path}/" if path else "")]
+    return max(inside, default=LISTING_TIME)
+
+
+def _local_listings(output: Path, times: dict[str, str]) -> None:
+    """Make each contents listing depend on its folder's names and their pages' times only: no build
+    time, no file size (a sibling's edit changed it; the app measures a notebook when it loads it),
+    entries by name. A listing is rewritten only when its bytes change."""
     for path in sorted((output / "api" / "contents").rglob("all.json")):
         listing = json.loads(path.read_text(encoding="utf-8"))
         for entry in [listing, *listing["content"]]:
-            entry["created"] = entry["last_modified"] = LISTING_TIME
+            entry["created"] = entry["last_modified"] = _listing_time(entry["path"], times)
             if entry["type"] != "directory":
                 entry["size"] = None
         listing["content"].sort(key=lambda entry: entry["name"])
-        path.write_text(json.dumps(listing, sort_keys=True, indent=2), encoding="utf-8")
+        text = json.dumps(listing, sort_keys=True, indent=2)
+        if path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
 
 
 def _update_notebooks(out: Path, notebooks: dict[str, dict]) -> list[str]:
@@ -283,8 +316,10 @@ def main() -> int:
         "script": _sha256(Path(__file__).read_bytes() + FRESH_SCRIPT.read_bytes()),
     }, sort_keys=True).encode())
     stamp = out / ".build-key"
+    times = page_times(pages)
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == key:
         changed = _update_notebooks(out, notebooks)
+        _local_listings(out, times)  # a page committed since: its time
         print(f"build_lite: {out} is up to date" + (f" but for {len(changed)} notebook(s), rewritten: "
                                                     f"{', '.join(changed)}" if changed else ""))
         return 0
@@ -323,7 +358,7 @@ def main() -> int:
             raise SystemExit(f"build_lite: jupyter lite build failed:\n{result.stdout}\n{result.stderr}")
 
         _drop_extensions(staging, UNUSED_EXTENSIONS)
-        _local_listings(staging)
+        _local_listings(staging, times)
         _fresh_notebooks(staging)
         runtime = staging / "pyodide"
         runtime.mkdir()

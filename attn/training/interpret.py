@@ -21,7 +21,13 @@ import numpy as np
 
 from .._checks import as_float, check_ndim, check_probe_inputs, check_shape
 from ..multihead import MultiHeadAttention
-from .backward import encoder_block_backward, ffn_backward, layer_norm_backward, softmax_backward, softmax_cross_entropy
+from .backward import (
+    encoder_block_backward,
+    ffn_backward,
+    layer_norm_backward,
+    softmax_backward,
+    softmax_cross_entropy,
+)
 
 
 def pattern_scores(weights, tokens):
@@ -171,7 +177,8 @@ def score_gradients(model, tokens, targets) -> np.ndarray:
         d_h = d_z2 + ffn_backward(d_z2, block["h"], p["W1"], p["b1"], p["W2"])[0]  # (B, n, d_model)
         d_att = layer_norm_backward(d_h, block["z1"], p["gamma1"], eps)[0]  # (B, n, d_model): into MHA(x)
         v = np.einsum("bnd,hdk->bhnk", block["x"], mha.W_v)  # (B, h, n, d_k)
-        d_heads = np.einsum("bne,hke->bhnk", d_att, mha.W_o.reshape(mha.num_heads, mha.d_k, -1))  # (B, h, n, d_k)
+        W_o = mha.W_o.reshape(mha.num_heads, mha.d_k, -1)  # (h, d_k, d_model)
+        d_heads = np.einsum("bne,hke->bhnk", d_att, W_o)  # (B, h, n, d_k)
         d_weights = d_heads @ np.swapaxes(v, -1, -2)  # (B, h, n, n)
         found.append(softmax_backward(d_weights, block["weights"]))  # (B, h, n, n)
         dx = encoder_block_backward(dx, block)[0]  # (B, n, d_model): into the block below

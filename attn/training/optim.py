@@ -78,7 +78,8 @@ class Adam:
         self.lr = lr
         self.lr_scale = dict(lr_scale or {})
         if not set(self.lr_scale) <= set(params):
-            raise ValueError(f"lr_scale names keys that are not parameters: {sorted(set(self.lr_scale) - set(params))}")
+            unknown = sorted(set(self.lr_scale) - set(params))
+            raise ValueError(f"lr_scale names keys that are not parameters: {unknown}")
         self.beta1, self.beta2 = betas
         self.eps = eps
         self.k = 0

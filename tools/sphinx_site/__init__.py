@@ -21,6 +21,7 @@ from . import (
     downloads,
     html_fixes,
     identity,
+    listings,
     mathjax,
     notebook_markdown,
     publish,
@@ -45,6 +46,8 @@ def setup(app: Sphinx) -> dict:
     downloads.setup(app)  # the attn wheel, the downloads' setup cell, the "Executar no navegador" button
     bibliography.setup(app)  # the Portuguese author-year citation style; reference entries as list items
     html_fixes.setup(app)  # third-party HTML fixed by node visitors and post-transforms
+    listings.setup(app)  # an included function or class of attn without its docstring
     notebook_markdown.setup(app)  # each notebook page's runnable notebook, its prose as the page shows it
     publish.setup(app)  # the published HTML's post-processing, last (see publish.py)
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: the doctrees depend on this extension's transform (listings.py); a new one re-reads
+    return {"version": "1.0", "env_version": 2, "parallel_read_safe": True, "parallel_write_safe": True}

@@ -5,20 +5,23 @@ the site.
 When an HTML build finishes, ``attn`` is built as a wheel into ``wheels/`` of the site, and every
 downloadable notebook (``_sources/**/*.ipynb``) is written from the page's runnable notebook
 (``notebook_markdown.py``: the prose as the page shows it, in plain Jupyter Markdown) with a first
-setup cell: it installs that wheel from
-the site's URL (``html_baseurl``) when ``attn`` is missing and stands in for myst-nb's ``glue()``
+setup cell, in Portuguese: it installs what the notebook imports and is missing (that wheel from the
+site's URL, ``html_baseurl``, with NumPy and matplotlib, its dependencies; pandas and any other import
+from PyPI), says what to do when the site is not reachable, and stands in for myst-nb's ``glue()``
 when myst-nb is missing; otherwise it does nothing. The rendered pages never show it (the pages are
 not edited; only the downloads get the cell). ``tools/build_lite.py`` takes the wheel and these downloads.
 
 Run in the browser: an "Executar no navegador" button in every notebook page's header, next to the
 download and Binder menus, opens the page's notebook in the site's own JupyterLite app (``lite/``,
 built by ``tools/build_lite.py``), where it runs on Pyodide with nothing fetched from elsewhere.
-Pages with a short in-browser variant (:data:`HEAVY`: too heavy for the browser) say so on the
-button, and build_lite.py edits them.
+Pages too heavy for the browser declare a short in-browser variant (:data:`SHORT_KEY`); their button
+says so, and build_lite.py makes the variant.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
 import json
 import os
 import shutil
@@ -37,12 +40,14 @@ from .notebook_markdown import converted_path
 LITE_DIR = "lite"  # under the site's root
 WHEEL_DIR = "wheels"  # under the site's root
 SETUP_TAG = "attn-setup"  # marks the injected cell (tests and the in-browser build find it by this tag)
+# The setup cell, in Portuguese (the student reads it first). Filled in by setup_cell(): WHEEL_URL,
+# SITE_URL, REPOSITORY_URL, PACKAGES (the notebook's imports, module -> distribution) and PIP_NAMES.
 SETUP_CELL = """\
-# Setup, for running this notebook outside the course repository: installs the course package
-# `attn` from the course site if it is missing; if myst-nb is missing, stands in for its glue()
-# (which hands numbers and figures to the site's text) by showing the glued figures here.
-# Where both are installed it does nothing. Matplotlib's one-off note "building the font cache"
-# (every run in the browser builds it) is silenced.
+# Preparação, para executar este notebook fora do repositório do curso: instala o que ele importa e
+# ainda falta: o pacote do curso, `attn`, baixado do site do curso (ele traz o NumPy e o matplotlib),
+# e os outros pacotes, do PyPI. Onde tudo já está instalado, não faz nada; no navegador (JupyterLite)
+# tudo já vem carregado. Sem o myst-nb, o glue() (que passa números e figuras ao texto do site) só
+# mostra aqui as figuras. O aviso do matplotlib "building the font cache" fica em silêncio.
 import importlib
 import importlib.util
 import logging
@@ -52,8 +57,17 @@ import types
 
 logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
 
+PACOTE_DO_CURSO = "WHEEL_URL"
+PACOTES = PACKAGES  # módulo importado pelo notebook -> pacote que o traz
+falta = [pacote for modulo, pacote in PACOTES.items() if importlib.util.find_spec(modulo) is None]
 if importlib.util.find_spec("attn") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "{wheel_url}"], check=True)
+    falta.append(PACOTE_DO_CURSO)
+if falta and sys.platform != "emscripten":  # no navegador, o JupyterLite carrega o que as células importam
+    if subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *falta]).returncode != 0:
+        raise RuntimeError(
+            "Não foi possível instalar " + ", ".join(falta) + ". Se o site do curso (SITE_URL) não "
+            "estiver acessível, baixe o repositório do curso (REPOSITORY_URL) e, dentro da pasta "
+            "dele, rode `pip install . PIP_NAMES`; depois execute este notebook de novo.")
     importlib.invalidate_caches()
 if importlib.util.find_spec("myst_nb") is None:
     from IPython.display import display as _display
@@ -61,6 +75,26 @@ if importlib.util.find_spec("myst_nb") is None:
     sys.modules["myst_nb"].glue = lambda name, value, display=True: (
         _display(value) if display or hasattr(value, "savefig") else None)
 """
+NOT_INSTALLED = ("attn", "myst_nb")  # the setup cell installs the one and stands in for the other
+
+
+def notebook_packages(notebook: dict) -> dict[str, str]:
+    """(module, distribution) of every third-party module the notebook's code cells import, but attn
+    and myst-nb, by the distributions of the build's own environment (where the page ran)."""
+    modules = set()
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            for node in ast.walk(ast.parse("".join(cell["source"]))):
+                if isinstance(node, ast.Import):
+                    modules |= {alias.name.split(".")[0] for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    modules.add(node.module.split(".")[0])
+    modules -= {*sys.stdlib_module_names, *NOT_INSTALLED}
+    distributions = importlib.metadata.packages_distributions()
+    missing = sorted(m for m in modules if m not in distributions)
+    if missing:
+        raise ConfigError(f"no installed distribution provides {missing}: the setup cell cannot install them")
+    return {m: distributions[m][0] for m in sorted(modules)}
 
 
 def attn_wheel_name() -> str:
@@ -91,16 +125,36 @@ def build_attn_wheel(target_dir: Path) -> Path:
     return wheel
 
 
-def setup_cell(wheel_url: str) -> dict:
+def setup_cell(wheel_url: str, site_url: str, repository_url: str, packages: dict[str, str]) -> dict:
+    source = SETUP_CELL
+    for key, value in (("WHEEL_URL", wheel_url), ("SITE_URL", site_url), ("REPOSITORY_URL", repository_url),
+                       ("PIP_NAMES", " ".join(packages.values())), ("PACKAGES", repr(packages))):
+        source = source.replace(key, value)
     return {"cell_type": "code", "execution_count": None, "id": SETUP_TAG, "outputs": [],
-            "metadata": {"tags": [SETUP_TAG, "remove-cell"]},
-            "source": SETUP_CELL.format(wheel_url=wheel_url).splitlines(keepends=True)}
+            "metadata": {"tags": [SETUP_TAG, "remove-cell"]}, "source": source.splitlines(keepends=True)}
 
 
-def add_setup_cell(notebook: dict, wheel_url: str) -> dict:
+# The page's cell tags that fold a cell's code (and outputs) on the page: the notebook folds them too
+# (JupyterLab's metadata.jupyter), so the student sees what the reader sees; the code still runs.
+# remove-cell: the glue() cells and the cells that only compute what the prose quotes.
+FOLDED = {"remove-cell": ("source_hidden",), "hide-input": ("source_hidden",),
+          "hide-cell": ("source_hidden", "outputs_hidden")}
+
+
+def fold_like_the_page(notebook: dict) -> dict:
+    for cell in notebook["cells"]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        folded = {key: True for tag in tags if cell["cell_type"] == "code" for key in FOLDED.get(tag, ())}
+        if folded:  # the setup cell too (tagged remove-cell): its error, if any, still shows
+            cell["metadata"]["jupyter"] = {**cell["metadata"].get("jupyter", {}), **folded}
+    return notebook
+
+
+def add_setup_cell(notebook: dict, wheel_url: str, site_url: str, repository_url: str) -> dict:
     """Put the setup cell first (replacing an earlier copy of it)."""
     cells = [c for c in notebook["cells"] if SETUP_TAG not in c.get("metadata", {}).get("tags", [])]
-    notebook["cells"] = [setup_cell(wheel_url), *cells]
+    notebook["cells"] = [setup_cell(wheel_url, site_url, repository_url, notebook_packages({"cells": cells})),
+                         *cells]
     notebook["nbformat_minor"] = max(notebook.get("nbformat_minor", 0), 5)  # cell ids
     return notebook
 
@@ -119,49 +173,23 @@ def _runnable_downloads(app: Sphinx, exception: Exception | None) -> None:
         if not converted.is_file():
             raise ConfigError(f"{docname}: no runnable notebook in {converted} (notebook_markdown.py)")
         notebook = json.loads(converted.read_text(encoding="utf-8"))
-        text = json.dumps(add_setup_cell(notebook, wheel_url), ensure_ascii=False, indent=1) + "\n"
+        fold_like_the_page(add_setup_cell(notebook, wheel_url, app.config.html_baseurl,
+                                          app.config.html_theme_options["repository_url"]))
+        text = json.dumps(notebook, ensure_ascii=False, indent=1) + "\n"
         if path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
 
 
-# Pages whose cells are too heavy for the browser: (source pattern, replacement) edits that make the
-# in-browser copy a short variant. A pattern that no longer matches fails the build.
-# The import makes the kernel load tqdm (pyodide-kernel loads what a cell imports) for the progress line.
-PROGRESS_IMPORT = "import tqdm  # a linha de progresso do treinamento"
-HEAVY = {
-    "book/aula510/ex3_copia_gru": [
-        (r"^cfg = CopyConfig\(\)$",
-         "cfg = CopyConfig(steps=20, batch_size=32, eval_per_length=10, eval_every=10, "
-         "eval_mid_per_length=10)  "
-         "# versão curta para o navegador (o site usa CopyConfig())"),
-        # no processes in the browser; a text line (tqdm, loaded by the import) shows each model's progress
-        (r"^resultados = run_both\(cfg\)$",
-         f"{PROGRESS_IMPORT}\nresultados = run_both(cfg, parallel=False, progress=True)"),
-    ],
-    "book/alem/transformer_treinado": [  # the page's own switch: a quarter of the steps, one seed
-        (r"^RAPIDO = False  .*$",
-         "RAPIDO = True  # versão curta para o navegador (o site usa RAPIDO = False)"),
-        (r"^resultados, parede = run_many\(\[cfgs\[k\] for k in ordem\]\)$",
-         f"{PROGRESS_IMPORT}\n"
-         "resultados, parede = run_many([cfgs[k] for k in ordem], parallel=False, progress=True)"),
-    ],
-    "book/alem/transformer_copia": [  # comments in Portuguese: the reader sees them in the notebook
-        (r"^SEMENTES = \(0, 1, 2\)$", "SEMENTES = (0,)  # versão curta (no site: (0, 1, 2))"),
-        (r"^base = TransformerCopyConfig\(\)$",
-         "base = TransformerCopyConfig(steps=30, eval_every=15, data=replace(TransformerCopyConfig().data, "
-         "batch_size=32, eval_per_length=20, eval_mid_per_length=10))  "
-         "# versão curta (no site: TransformerCopyConfig())"),
-        (r"^L_CURTO, PASSOS_CURTO, PASSOS_GRU_CURTO = 20, 250, 600$",
-         "L_CURTO, PASSOS_CURTO, PASSOS_GRU_CURTO = 20, 20, 30  # versão curta (no site: 20, 250, 600)"),
-        (r"^N_CRONO, L_CRONO = 100, 80$", "N_CRONO, L_CRONO = 10, 40  # versão curta (no site: 100, 80)"),
-        # one job after the other, each with its progress line (tqdm, loaded by the import)
-        (r"^resultados, parede = run_many\(trabalhos.values\(\)\)$",
-         f"{PROGRESS_IMPORT}\n"
-         "resultados, parede = run_many(trabalhos.values(), parallel=False, progress=True)"),
-        (r"^N_MAPA, L_MAPA, N_ABL = 200, 40, 100$",
-         "N_MAPA, L_MAPA, N_ABL = 20, 40, 10  # versão curta (no site: 200, 40, 100)"),
-    ],
-}
+# A page too heavy for the browser declares its short in-browser variant itself, in its front matter:
+# the field SHORT_KEY maps lines of its code cells to their text in the variant (build_lite.py makes the
+# edits, and fails on a line no cell has, or more than one). Front matter, not cell metadata: the
+# execution cache hashes the cells' metadata, not the page's, so tuning the variant re-runs nothing.
+SHORT_KEY = "navegador"
+
+
+def short_variant_edits(notebook: dict) -> dict[str, str]:
+    """A notebook's short-variant edits, ``{line of a code cell: its text in the variant}`` ({}: none)."""
+    return dict(notebook.get("metadata", {}).get(SHORT_KEY) or {})
 
 
 RUN_LABEL = "Executar no navegador"
@@ -175,7 +203,7 @@ def _run_in_browser_button(app: Sphinx, pagename, templatename, context, doctree
     if app.builder.format != "html" or "kernelspec" not in app.env.metadata.get(pagename, {}):
         return
     url = context["pathto"](f"{LITE_DIR}/notebooks/index.html", 1) + f"?path={pagename}.ipynb"
-    short = pagename in HEAVY
+    short = SHORT_KEY in app.env.metadata[pagename]  # the page's front matter
     button = {"type": "link", "text": RUN_LABEL + (RUN_SHORT_SUFFIX if short else ""),
               "tooltip": RUN_SHORT_TOOLTIP if short else RUN_TOOLTIP, "icon": "fa-solid fa-play",
               "url": url, "label": "run-in-browser"}
