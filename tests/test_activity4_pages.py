@@ -140,15 +140,6 @@ def test_page_includes_the_source_of_each_required_function(page, source_file, p
     )
 
 
-@pytest.mark.parametrize("page, source_file, pyobject, label", SOURCE_CASES, ids=SOURCE_IDS)
-def test_included_function_reads_like_its_formula(page, source_file, pyobject, label):
-    """About 15 lines of body after the docstring: validation in one call, then the math."""
-    node = function_node(source_file, pyobject)
-    body = node.body[1:] if isinstance(node.body[0], ast.Expr) else node.body
-    n_lines = body[-1].end_lineno - body[0].lineno + 1
-    assert n_lines <= 15, f"{pyobject} has {n_lines} lines of body"
-
-
 @pytest.mark.parametrize("page", PAGE_IDS)
 def test_every_seed_question_has_a_marked_short_answer(page):
     prefix, n_questions = SEED_QUESTIONS[page]

@@ -20,7 +20,6 @@ from attn.training.backward import (
     attention_backward,
     embedding_backward,
     encoder_block_backward,
-    encoder_block_forward,
     ffn_backward,
     layer_norm_backward,
     multihead_backward,
@@ -30,6 +29,11 @@ from attn.training.backward import (
 from attn.training.encoder_model import TransformerEncoder
 
 STEP, TOL = 1e-6, 1e-6
+
+
+def encoder_block_forward(x, mha, p, mask=None):
+    """The encoder block with its cache (the forward the backward differentiates)."""
+    return transformer_encoder_block(x, mha, mask=mask, return_cache=True, **p)
 
 
 def numeric_grad(f, x):

@@ -20,7 +20,14 @@ from attn.training.backward import (
     multihead_backward,
     softmax_cross_entropy,
 )
-from attn.training.decoder_backward import ATTENTION_KEYS, decoder_block_backward, decoder_block_forward
+from attn.decoder import transformer_decoder_block
+from attn.training.decoder_backward import ATTENTION_KEYS, decoder_block_backward
+
+
+def decoder_block_forward(y, memory, self_mha, cross_mha, p, self_mask, cross_mask=None):
+    """The decoder block with its cache (the forward the backward differentiates)."""
+    return transformer_decoder_block(y, memory, self_mha, cross_mha, self_mask=self_mask, cross_mask=cross_mask,
+                                     return_cache=True, **p)
 
 
 def block_case(seed=30, B=3, T=5, S=4, d=6, h=2):
