@@ -75,7 +75,8 @@ def additive_attention(query, keys, W_a, U_a, v_a, mask=None):
     W_a = check_ndim(as_float(W_a, "W_a"), "W_a", "(d_attn, d_s) with 2 dimensions", 2, 2)
     check_dim(W_a, "W_a", 1, d_s, f"(d_attn, d_s) with d_s = {d_s} from query")
     d_attn = W_a.shape[0]
-    U_a = check_shape(as_float(U_a, "U_a"), "U_a", (d_attn, d_h), "(d_attn, d_h)", "d_attn from W_a, d_h from keys")
+    U_a = check_shape(as_float(U_a, "U_a"), "U_a", (d_attn, d_h), "(d_attn, d_h)",
+                      "d_attn from W_a, d_h from keys")
     v_a = check_shape(as_float(v_a, "v_a"), "v_a", (d_attn,), "(d_attn,)", "d_attn from W_a")
     mask = check_position_mask(mask, keys)  # (..., T) or None
     scores = additive_scores(query @ W_a.T, keys @ U_a.T, v_a)  # (..., T)

@@ -78,7 +78,7 @@ def transformer_decoder_block(y, memory, self_mha, cross_mha, W1, b1, W2, b2, se
     d = self_mha.d_model
     if cross_mha.d_model != d:
         raise ValueError(f"cross_mha has d_model = {cross_mha.d_model}; expected d_model = {d} from self_mha")
-    y = check_ndim(as_float(y, "y"), "y", "(..., T, d_model) with at least 2 dimensions", 2)  # (..., T, d_model)
+    y = check_ndim(as_float(y, "y"), "y", "(..., T, d_model) with at least 2 dimensions", 2)  # (..., T, d)
     check_dim(y, "y", -1, d, f"(..., T, d_model) with d_model = {d} from self_mha")
     memory = as_float(memory, "memory")  # (..., S, d_model)
     check_shape(memory, "memory", y.shape[:-2] + memory.shape[-2:-1] + (d,), "(..., S, d_model)",
@@ -94,7 +94,8 @@ def transformer_decoder_block(y, memory, self_mha, cross_mha, W1, b1, W2, b2, se
     out = layer_norm(z3, gamma3, beta3, eps)  # (..., T, d_model)
     if not return_cache:
         return out
-    p = dict(zip(DECODER_KEYS, (W1, b1, W2, b2, gamma1, beta1, gamma2, beta2, gamma3, beta3)))  # by name
+    p = dict(zip(DECODER_KEYS, (W1, b1, W2, b2, gamma1, beta1, gamma2, beta2, gamma3, beta3),
+                 strict=True))  # the parameters by name
     return out, {"y": y, "memory": memory, "z1": z1, "h1": h1, "z2": z2, "h2": h2, "z3": z3,
                  "self_weights": self_weights, "cross_weights": cross_weights, "self_mha": self_mha,
                  "cross_mha": cross_mha, "p": p, "eps": eps}
@@ -135,9 +136,9 @@ def decoder_block_step(y_t, self_cache, cross_cache, self_mha, cross_mha, p, cro
 
     Computes for the single new row what :func:`transformer_decoder_block` computes for the last row
     of the whole prefix under the causal mask (equal to float64 rounding, for any ``scale`` of the two
-    layers: both go through :meth:`~attn.multihead.MultiHeadAttention.attend`): the new token's key and value are appended
-    to ``self_cache`` and its query attends to the ``t + 1`` cached positions; the cross-attention
-    reads the keys and values of ``cross_cache``.
+    layers: both go through :meth:`~attn.multihead.MultiHeadAttention.attend`): the new token's key
+    and value are appended to ``self_cache`` and its query attends to the ``t + 1`` cached positions;
+    the cross-attention reads the keys and values of ``cross_cache``.
 
     Parameters
     ----------
@@ -163,7 +164,7 @@ def decoder_block_step(y_t, self_cache, cross_cache, self_mha, cross_mha, p, cro
     """
     check_type(self_mha, "self_mha", MultiHeadAttention)
     check_type(cross_mha, "cross_mha", MultiHeadAttention)
-    y_t = check_ndim(as_float(y_t, "y_t"), "y_t", "(B, 1, d_model) with 3 dimensions", 3, 3)  # (B, 1, d_model)
+    y_t = check_ndim(as_float(y_t, "y_t"), "y_t", "(B, 1, d_model) with 3 dimensions", 3, 3)  # (B, 1, d)
     B, d, h, d_k, dt = y_t.shape[0], self_mha.d_model, self_mha.num_heads, self_mha.d_k, y_t.dtype
     check_shape(y_t, "y_t", (B, 1, d), "(B, 1, d_model)", f"d_model = {d} from self_mha")
     t, room = self_cache["t"], self_cache["k"].shape[2]  # positions filled, positions allocated

@@ -92,7 +92,8 @@ def ffn(x, W1, b1, W2, b2) -> np.ndarray:
     check_dim(W1, "W1", 0, d_model, f"(d_model, d_ff) with d_model = {d_model} from x")
     d_ff = W1.shape[1]
     b1 = check_shape(as_float(b1, "b1"), "b1", (d_ff,), "(d_ff,)", "d_ff from W1")
-    W2 = check_shape(as_float(W2, "W2"), "W2", (d_ff, d_model), "(d_ff, d_model)", "d_ff from W1, d_model from x")
+    W2 = check_shape(as_float(W2, "W2"), "W2", (d_ff, d_model), "(d_ff, d_model)",
+                     "d_ff from W1, d_model from x")
     b2 = check_shape(as_float(b2, "b2"), "b2", (d_model,), "(d_model,)", "d_model from x")
     W1, b1, W2, b2 = (a.astype(x.dtype, copy=False) for a in (W1, b1, W2, b2))  # in x's dtype
     hidden = np.maximum(x @ W1 + b1, x.dtype.type(0))  # (..., d_ff)

@@ -215,7 +215,7 @@ class MultiHeadAttention:
         heads : ndarray, shape (..., h, n_q, d_k)
         weights : ndarray, shape (..., h, n_q, n_k)
         """
-        return scaled_dot_product_attention(q, k, v, mask=mask, scale=self.scale)  # (..., h, n_q, d_k), weights
+        return scaled_dot_product_attention(q, k, v, mask=mask, scale=self.scale)  # heads, weights
 
     def concat_heads(self, heads) -> np.ndarray:
         r"""Concatenate head outputs along the feature axis: :math:`[\operatorname{head}_1; \dots]`.
@@ -229,7 +229,8 @@ class MultiHeadAttention:
         ndarray, shape (..., n_q, h * d_k) = (..., n_q, d_model)
             Columns ``i*d_k:(i+1)*d_k`` hold head ``i``.
         """
-        heads = check_ndim(as_float(heads, "heads"), "heads", "(..., h, n_q, d_k) with at least 3 dimensions", 3)
+        heads = check_ndim(as_float(heads, "heads"), "heads",
+                           "(..., h, n_q, d_k) with at least 3 dimensions", 3)
         h, d_k = self.num_heads, self.d_k
         check_shape(heads, "heads", heads.shape[:-3] + (h, heads.shape[-2], d_k),
                     f"(..., h, n_q, d_k) with h = {h}, d_k = {d_k}")  # (..., h, n_q, d_k)

@@ -57,7 +57,8 @@ def multihead_general_attention(query, keys, W_heads, mask=None):
     """
     query, keys = check_query_keys(query, keys)  # (..., d_s), (..., T, d_h)
     d_s, d_h = query.shape[-1], keys.shape[-1]
-    W_heads = check_ndim(as_float(W_heads, "W_heads"), "W_heads", "(n_heads, d_s, d_head) with 3 dimensions", 3, 3)
+    W_heads = check_ndim(as_float(W_heads, "W_heads"), "W_heads",
+                         "(n_heads, d_s, d_head) with 3 dimensions", 3, 3)
     n_heads, d_s_w, d_head = W_heads.shape
     if n_heads == 0 or d_s_w != d_s:
         raise ValueError(f"W_heads has shape {shape_str(W_heads.shape)}; expected (n_heads, d_s, d_head) "

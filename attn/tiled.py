@@ -107,7 +107,7 @@ def tiled_attention(Q, K, V, mask=None, scale=None, *, tile_q: int = 128, tile_k
         On the inputs the dense version refuses (with the same messages), or a tile size that is not
         a positive integer.
     """
-    Q, K, V = check_qkv(Q, K, V)  # (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v): the dense version's checks
+    Q, K, V = check_qkv(Q, K, V)  # (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v): the dense checks
     tile_q, tile_k = positive_int(tile_q, "tile_q"), positive_int(tile_k, "tile_k")
     batch, (n_q, d_k), n_k = Q.shape[:-2], Q.shape[-2:], K.shape[-2]
     dtype = np.result_type(Q, K, V)  # float32 only if all three are float32
@@ -181,7 +181,8 @@ def tiled_attention_backward(d_out, Q, K, V, output, stats, mask=None, scale=Non
         mask = as_bool_mask(mask, shapes={"(n_q, n_k)": (n_q, n_k), "(..., n_q, n_k)": batch + (n_q, n_k)})
         mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k)
     if not (isinstance(stats, tuple) and len(stats) == 2):
-        raise ValueError(f"stats must be the pair (m, l) returned by tiled_attention, got {type(stats).__name__}")
+        raise ValueError(f"stats must be the pair (m, l) returned by tiled_attention, "
+                         f"got {type(stats).__name__}")
     rows, out_shape = Q.shape[:-1], Q.shape[:-1] + V.shape[-1:]  # (..., n_q), (..., n_q, d_v)
     d_out = check_shape(as_float(d_out, "d_out"), "d_out", out_shape, "(..., n_q, d_v)", "from Q and V")
     output = check_shape(as_float(output, "output"), "output", out_shape, "(..., n_q, d_v)", "from Q and V")

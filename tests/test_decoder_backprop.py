@@ -14,13 +14,13 @@ from test_backprop import assert_close_grad, numeric_grad, probe, t, torch_layer
 from test_decoder import block_params, random_model
 
 import attn
+from attn.decoder import transformer_decoder_block
 from attn.training.backward import (
     ffn_backward,
     layer_norm_backward,
     multihead_backward,
     softmax_cross_entropy,
 )
-from attn.decoder import transformer_decoder_block
 from attn.training.decoder_backward import ATTENTION_KEYS, decoder_block_backward
 
 

@@ -62,7 +62,8 @@ def softmax_backward(d_weights, weights, axis: int = -1) -> np.ndarray:
         Gradient with respect to the logits (scores).
     """
     weights = as_float(weights, "weights")
-    d_weights = check_shape(as_float(d_weights, "d_weights"), "d_weights", weights.shape, "the shape of weights")
+    d_weights = check_shape(as_float(d_weights, "d_weights"), "d_weights", weights.shape,
+                            "the shape of weights")
     inner = np.sum(weights * d_weights, axis=axis, keepdims=True)  # (..., 1)
     return weights * (d_weights - inner)  # (...)
 
@@ -293,7 +294,8 @@ def encoder_block_backward(d_out, cache):
         shaped like the parameter.
     """
     x, p, mha, eps = cache["x"], cache["p"], cache["mha"], cache["eps"]
-    d_out = check_shape(as_float(d_out, "d_out"), "d_out", cache["z2"].shape, "the shape of the block's output")
+    d_out = check_shape(as_float(d_out, "d_out"), "d_out", cache["z2"].shape,
+                        "the shape of the block's output")
     d_z2, g_gamma2, g_beta2 = layer_norm_backward(d_out, cache["z2"], p["gamma2"], eps)  # (..., n, d_model)
     d_h_ffn, grads = ffn_backward(d_z2, cache["h"], p["W1"], p["b1"], p["W2"])  # (..., n, d_model)
     d_z1, g_gamma1, g_beta1 = layer_norm_backward(d_z2 + d_h_ffn, cache["z1"], p["gamma1"], eps)

@@ -140,7 +140,8 @@ class TransformerEncoder:
             x = x + self.pe[:n]  # (B, n, d_model)
         states, blocks = [x], []
         for mha, rest in self.blocks:
-            x, cache = transformer_encoder_block(x, mha, mask=attn_mask, return_cache=True, **rest)  # (B, n, d_model)
+            x, cache = transformer_encoder_block(x, mha, mask=attn_mask, return_cache=True,
+                                                 **rest)  # (B, n, d_model)
             states.append(x)
             blocks.append(cache)
         logits = x @ self.params["W_out"] + self.params["b_out"]  # (B, n, C)

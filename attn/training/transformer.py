@@ -158,7 +158,8 @@ class EncoderDecoder:
         x = self.params["src_emb"][src] + self._positions(S, "src")  # (B, S, d_model)
         blocks = []
         for layer in range(self.num_layers):
-            x, cache = transformer_encoder_block(x, self._mha("enc", layer), mask=attn_mask, return_cache=True,
+            x, cache = transformer_encoder_block(x, self._mha("enc", layer), mask=attn_mask,
+                                                 return_cache=True,
                                                  **self._block_params("enc", layer))  # (B, S, d_model)
             blocks.append(cache)
         return x, {"src": src, "key_mask": key_mask, "blocks": blocks}
@@ -191,8 +192,9 @@ class EncoderDecoder:
         y = self.params["tgt_emb"][tgt_in] + self._positions(T, "tgt_in")  # (B, T, d_model)
         blocks = []
         for layer in range(self.num_layers):
-            y, cache = transformer_decoder_block(y, memory, self._mha("self", layer), self._mha("cross", layer),
-                                                 self_mask=self_mask, cross_mask=cross_mask, return_cache=True,
+            y, cache = transformer_decoder_block(y, memory, self._mha("self", layer),
+                                                 self._mha("cross", layer), self_mask=self_mask,
+                                                 cross_mask=cross_mask, return_cache=True,
                                                  **self._block_params("dec", layer))  # (B, T, d_model)
             blocks.append(cache)
         logits = y @ self.params["W_out"] + self.params["b_out"]  # (B, T, V)
