@@ -1,7 +1,7 @@
 r"""Classic (RNN-era) attention scores: Bahdanau additive and Luong dot / general.
 
-All three read the same way: one call validates the inputs
-(``attn._checks``), a score per encoder position, then
+All three read the same way: the inputs are validated (:func:`check_query_keys`, whose messages
+lesson 5.10's shapes page quotes, then each weight's shape), a score per encoder position, then
 :func:`attn.core.masked_softmax`, then the weighted sum of the encoder states
 (keys and values are the same array here).
 
@@ -15,8 +15,33 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_additive_inputs, check_dot_inputs, check_general_inputs
+from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, shape_str
 from .core import masked_softmax
+
+
+def check_query_keys(query, keys):
+    """Validate a decoder ``query`` (..., d_s) and encoder ``keys`` (..., T, d_h); same float dtype."""
+    query = check_ndim(as_float(query, "query"), "query", "(..., d_s) with at least 1 dimension", 1)
+    keys = check_ndim(as_float(keys, "keys"), "keys", "(..., T, d_h) with at least 2 dimensions", 2)
+    if keys.shape[:-2] != query.shape[:-1]:
+        raise ValueError(
+            f"keys has shape {shape_str(keys.shape)}; expected (..., T, d_h) with batch "
+            f"dimensions ... = {shape_str(query.shape[:-1])} from query (no broadcasting)"
+        )
+    if keys.shape[-2] == 0:
+        raise ValueError(
+            f"keys has shape {shape_str(keys.shape)}; expected (..., T, d_h) with T >= 1 "
+            "(at least one encoder position)"
+        )
+    dtype = np.result_type(query, keys)  # float32 only if both are float32
+    return query.astype(dtype, copy=False), keys.astype(dtype, copy=False)
+
+
+def check_position_mask(mask, keys):
+    """Validate an optional (..., T) boolean mask over the encoder positions of ``keys``."""
+    if mask is None:
+        return None
+    return check_shape(as_bool_mask(mask), "mask", keys.shape[:-1], "(..., T)", "True = real position")
 
 
 def additive_attention(query, keys, W_a, U_a, v_a, mask=None):
@@ -45,7 +70,15 @@ def additive_attention(query, keys, W_a, U_a, v_a, mask=None):
     context : ndarray, shape (..., d_h)
     weights : ndarray, shape (..., T)
     """
-    query, keys, W_a, U_a, v_a, mask = check_additive_inputs(query, keys, W_a, U_a, v_a, mask)
+    query, keys = check_query_keys(query, keys)  # (..., d_s), (..., T, d_h)
+    d_s, d_h = query.shape[-1], keys.shape[-1]
+    W_a = check_ndim(as_float(W_a, "W_a"), "W_a", "(d_attn, d_s) with 2 dimensions", 2, 2)
+    check_dim(W_a, "W_a", 1, d_s, f"(d_attn, d_s) with d_s = {d_s} from query")
+    d_attn = W_a.shape[0]
+    U_a = check_shape(as_float(U_a, "U_a"), "U_a", (d_attn, d_h), "(d_attn, d_h)",
+                      "d_attn from W_a, d_h from keys")
+    v_a = check_shape(as_float(v_a, "v_a"), "v_a", (d_attn,), "(d_attn,)", "d_attn from W_a")
+    mask = check_position_mask(mask, keys)  # (..., T) or None
     scores = additive_scores(query @ W_a.T, keys @ U_a.T, v_a)  # (..., T)
     weights = masked_softmax(scores, mask)  # (..., T)
     context = (weights[..., None, :] @ keys)[..., 0, :]  # (..., d_h)
@@ -94,7 +127,14 @@ def dot_attention(query, keys, mask=None):
     context : ndarray, shape (..., d_h)
     weights : ndarray, shape (..., T)
     """
-    query, keys, mask = check_dot_inputs(query, keys, mask)
+    query, keys = check_query_keys(query, keys)  # (..., d_s), (..., T, d_h)
+    if query.shape[-1] != keys.shape[-1]:
+        raise ValueError(
+            f"query has shape {shape_str(query.shape)}; expected (..., d_s) with d_s = d_h = "
+            f"{keys.shape[-1]} from keys: dot attention needs d_s == d_h, "
+            "use general_attention with W of shape (d_s, d_h) instead"
+        )
+    mask = check_position_mask(mask, keys)  # (..., T) or None
     scores = (keys @ query[..., :, None])[..., 0]  # (..., T)
     weights = masked_softmax(scores, mask)  # (..., T)
     context = (weights[..., None, :] @ keys)[..., 0, :]  # (..., d_h)
@@ -117,7 +157,10 @@ def general_attention(query, keys, W, mask=None):
     context : ndarray, shape (..., d_h)
     weights : ndarray, shape (..., T)
     """
-    query, keys, W, mask = check_general_inputs(query, keys, W, mask)
+    query, keys = check_query_keys(query, keys)  # (..., d_s), (..., T, d_h)
+    W = check_shape(as_float(W, "W"), "W", (query.shape[-1], keys.shape[-1]), "(d_s, d_h)",
+                    "d_s from query, d_h from keys")
+    mask = check_position_mask(mask, keys)  # (..., T) or None
     projected = query @ W  # (..., d_h)
     scores = (keys @ projected[..., :, None])[..., 0]  # (..., T)
     weights = masked_softmax(scores, mask)  # (..., T)

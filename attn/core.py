@@ -10,13 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import (
-    check_attention_inputs,
-    check_masked_softmax_inputs,
-    check_softmax_input,
-    positive_int,
-    shape_str,
-)
+from ._checks import as_bool_mask, as_float, check_ndim, check_qkv, positive_int, positive_number, shape_str
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:
@@ -40,7 +34,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
         entirely ``-inf`` (every position blocked) gives all zeros, never NaN.
         float32 input stays float32; integer input becomes float64.
     """
-    x = check_softmax_input(x)
+    x = check_ndim(as_float(x, "x", allow_neg_inf=True), "x", "at least 1 dimension", 1)  # (...)
     m = np.max(x, axis=axis, keepdims=True)  # x.shape, 1 along axis
     m = np.where(np.isneginf(m), 0.0, m).astype(x.dtype)  # all -inf: m = 0
     e = np.exp(x - m)  # x.shape
@@ -66,8 +60,9 @@ def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
     ndarray, same shape as ``scores``
         A slice with no allowed position is all zeros.
     """
-    scores, mask = check_masked_softmax_inputs(scores, mask)
+    scores = as_float(scores, "scores", allow_neg_inf=True)  # (..., n)
     if mask is not None:
+        mask = as_bool_mask(mask, shapes={"the shape of scores": scores.shape})  # (..., n)
         blocked = scores.dtype.type(-np.inf)  # scalar, in the dtype of scores
         scores = np.where(mask, scores, blocked)  # scores.shape
     return softmax(scores, axis=axis)  # scores.shape
@@ -111,7 +106,16 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
         mismatch, a non-boolean or wrongly shaped mask, NaN/inf inputs, or a
         ``scale`` that is not a finite number > 0.
     """
-    Q, K, V, mask, scale = check_attention_inputs(Q, K, V, mask, scale)  # scale: 1/sqrt(d_k) by default
+    Q, K, V = check_qkv(Q, K, V)  # (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v)
+    batch, (n_q, d_k), n_k = Q.shape[:-2], Q.shape[-2:], K.shape[-2]
+    dtype = np.result_type(Q, K, V)  # float32 only if all three are float32
+    Q, K, V = (X.astype(dtype, copy=False) for X in (Q, K, V))  # the three in that dtype
+    if scale is None:
+        scale = 1.0 / np.sqrt(d_k)  # the default: scores of variance ~1 for unit-variance Q and K
+    scale = dtype.type(positive_number(scale, "scale", " (or None for 1/sqrt(d_k))"))  # scalar
+    if mask is not None:
+        mask = as_bool_mask(mask, shapes={"(n_q, n_k)": (n_q, n_k), "(..., n_q, n_k)": batch + (n_q, n_k)})
+        mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k): a 2-D mask serves every batch
     scores = Q @ np.swapaxes(K, -1, -2) * scale  # (..., n_q, n_k)
     weights = masked_softmax(scores, mask)  # (..., n_q, n_k)
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)

@@ -24,17 +24,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_decoder_inputs, check_decoder_step_inputs
-from .core import causal_mask, scaled_dot_product_attention
+from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, check_type
+from .core import causal_mask
 from .encoder import ffn, layer_norm
-from .multihead import MultiHeadAttention
+from .multihead import MultiHeadAttention, project_heads
 
 DECODER_KEYS = ("W1", "b1", "W2", "b2", "gamma1", "beta1", "gamma2", "beta2", "gamma3", "beta3")
 
 
 def transformer_decoder_block(y, memory, self_mha, cross_mha, W1, b1, W2, b2, self_mask=None,
                               cross_mask=None, *, gamma1=None, beta1=None, gamma2=None, beta2=None,
-                              gamma3=None, beta3=None, eps: float = 1e-5) -> np.ndarray:
+                              gamma3=None, beta3=None, eps: float = 1e-5, return_cache: bool = False):
     r"""One post-norm Transformer decoder layer (no dropout).
 
     .. math::
@@ -62,34 +62,43 @@ def transformer_decoder_block(y, memory, self_mha, cross_mha, W1, b1, W2, b2, se
         Scale and shift of the three layer norms (default 1 and 0).
     eps : float
         Layer-norm epsilon.
+    return_cache : bool
+        Also return what :func:`attn.training.decoder_backward.decoder_block_backward` needs.
 
     Returns
     -------
-    ndarray, shape (..., T, d_model)
+    out : ndarray, shape (..., T, d_model)
+    cache : dict, only if ``return_cache``
+        ``y``, ``memory``, ``z1 = y + MHA_self``, ``h1``, ``z2 = h1 + MHA_cross``, ``h2``,
+        ``z3 = h2 + FFN(h2)``, ``self_weights`` (..., h, T, T), ``cross_weights`` (..., h, T, S),
+        the two layers, the parameters ``p`` (by name) and ``eps``.
     """
-    y, memory = check_decoder_inputs(y, memory, self_mha, cross_mha, MultiHeadAttention)
+    check_type(self_mha, "self_mha", MultiHeadAttention)
+    check_type(cross_mha, "cross_mha", MultiHeadAttention)
+    d = self_mha.d_model
+    if cross_mha.d_model != d:
+        raise ValueError(f"cross_mha has d_model = {cross_mha.d_model}; expected d_model = {d} from self_mha")
+    y = check_ndim(as_float(y, "y"), "y", "(..., T, d_model) with at least 2 dimensions", 2)  # (..., T, d)
+    check_dim(y, "y", -1, d, f"(..., T, d_model) with d_model = {d} from self_mha")
+    memory = as_float(memory, "memory")  # (..., S, d_model)
+    check_shape(memory, "memory", y.shape[:-2] + memory.shape[-2:-1] + (d,), "(..., S, d_model)",
+                "batch dimensions from y, d_model from self_mha")
     self_mask = causal_mask(y.shape[-2]) if self_mask is None else self_mask  # (T, T) by default
-    attended, _ = self_mha.forward(y, y, y, self_mask)  # (..., T, d_model)
-    h1 = layer_norm(y + attended, gamma1, beta1, eps)  # (..., T, d_model)
-    crossed, _ = cross_mha.forward(h1, memory, memory, cross_mask)  # (..., T, d_model)
-    h2 = layer_norm(h1 + crossed, gamma2, beta2, eps)  # (..., T, d_model)
-    f = ffn(h2, W1, b1, W2, b2)  # (..., T, d_model)
-    return layer_norm(h2 + f, gamma3, beta3, eps)  # (..., T, d_model)
-
-
-def project_heads(x, W) -> np.ndarray:
-    """Per-head projection, the one of :meth:`~attn.multihead.MultiHeadAttention.head_outputs`.
-
-    Parameters
-    ----------
-    x : ndarray, shape (..., n, d_model)
-    W : ndarray, shape (h, d_model, d_k)
-
-    Returns
-    -------
-    ndarray, shape (..., h, n, d_k)
-    """
-    return np.einsum("...nd,hdk->...hnk", x, W, optimize=True)  # (..., h, n, d_k)
+    attended, self_weights = self_mha.forward(y, y, y, self_mask)  # (..., T, d_model), (..., h, T, T)
+    z1 = y + attended  # (..., T, d_model)
+    h1 = layer_norm(z1, gamma1, beta1, eps)  # (..., T, d_model)
+    crossed, cross_weights = cross_mha.forward(h1, memory, memory, cross_mask)  # (..., T, d), (..., h, T, S)
+    z2 = h1 + crossed  # (..., T, d_model)
+    h2 = layer_norm(z2, gamma2, beta2, eps)  # (..., T, d_model)
+    z3 = h2 + ffn(h2, W1, b1, W2, b2)  # (..., T, d_model)
+    out = layer_norm(z3, gamma3, beta3, eps)  # (..., T, d_model)
+    if not return_cache:
+        return out
+    p = dict(zip(DECODER_KEYS, (W1, b1, W2, b2, gamma1, beta1, gamma2, beta2, gamma3, beta3),
+                 strict=True))  # the parameters by name
+    return out, {"y": y, "memory": memory, "z1": z1, "h1": h1, "z2": z2, "h2": h2, "z3": z3,
+                 "self_weights": self_weights, "cross_weights": cross_weights, "self_mha": self_mha,
+                 "cross_mha": cross_mha, "p": p, "eps": eps}
 
 
 def cross_attention_cache(memory, cross_mha) -> dict:
@@ -125,10 +134,11 @@ def empty_self_cache(batch: int, max_steps: int, mha, dtype) -> dict:
 def decoder_block_step(y_t, self_cache, cross_cache, self_mha, cross_mha, p, cross_mask, eps: float = 1e-5):
     r"""The newest position through one decoder block, reusing (and extending) the key/value cache.
 
-    Computes for the single new row exactly what :func:`transformer_decoder_block` computes for the
-    last row of the whole prefix under the causal mask: the new token's key and value are appended
-    to ``self_cache`` and its query attends to the ``t + 1`` cached positions; the cross-attention
-    reads the keys and values of ``cross_cache``.
+    Computes for the single new row what :func:`transformer_decoder_block` computes for the last row
+    of the whole prefix under the causal mask (equal to float64 rounding, for any ``scale`` of the two
+    layers: both go through :meth:`~attn.multihead.MultiHeadAttention.attend`): the new token's key
+    and value are appended to ``self_cache`` and its query attends to the ``t + 1`` cached positions;
+    the cross-attention reads the keys and values of ``cross_cache``.
 
     Parameters
     ----------
@@ -152,20 +162,33 @@ def decoder_block_step(y_t, self_cache, cross_cache, self_mha, cross_mha, p, cro
     cross_weights : ndarray, shape (B, h, 1, S)
         The new query's cross-attention weights.
     """
-    y_t, t, W = check_decoder_step_inputs(y_t, self_cache, cross_cache, self_mha, cross_mha, cross_mask)
-    self_cache["k"][:, :, t:t + 1] = project_heads(y_t, W["self_k"])  # (B, h, 1, d_k)
-    self_cache["v"][:, :, t:t + 1] = project_heads(y_t, W["self_v"])  # (B, h, 1, d_k)
+    check_type(self_mha, "self_mha", MultiHeadAttention)
+    check_type(cross_mha, "cross_mha", MultiHeadAttention)
+    y_t = check_ndim(as_float(y_t, "y_t"), "y_t", "(B, 1, d_model) with 3 dimensions", 3, 3)  # (B, 1, d)
+    B, d, h, d_k, dt = y_t.shape[0], self_mha.d_model, self_mha.num_heads, self_mha.d_k, y_t.dtype
+    check_shape(y_t, "y_t", (B, 1, d), "(B, 1, d_model)", f"d_model = {d} from self_mha")
+    t, room = self_cache["t"], self_cache["k"].shape[2]  # positions filled, positions allocated
+    check_shape(self_cache["k"], "self_cache['k']", (B, h, room, d_k), "(B, h, max_steps, d_k)")
+    if t >= room:
+        raise ValueError(f"self_cache is full: it holds t = {t} of max_steps = {room} positions")
+    S = cross_cache["k"].shape[-2]
+    for key in ("k", "v"):
+        check_shape(cross_cache[key], f"cross_cache['{key}']", (B, cross_mha.num_heads, S, cross_mha.d_k),
+                    "(B, h, S, d_k)", "from y_t and cross_mha")
+    cross_mask = as_bool_mask(cross_mask, "cross_mask", shapes={"(B, S)": (B, S)})  # (B, S)
+    self_cache["k"][:, :, t:t + 1] = project_heads(y_t, np.asarray(self_mha.W_k, dt))  # (B, h, 1, d_k)
+    self_cache["v"][:, :, t:t + 1] = project_heads(y_t, np.asarray(self_mha.W_v, dt))  # (B, h, 1, d_k)
     self_cache["t"] = t + 1  # (): positions now in the cache
-    q = project_heads(y_t, W["self_q"])  # (B, h, 1, d_k): one query row
+    q = project_heads(y_t, np.asarray(self_mha.W_q, dt))  # (B, h, 1, d_k): one query row
     k, v = self_cache["k"][:, :, :t + 1], self_cache["v"][:, :, :t + 1]  # (B, h, t + 1, d_k)
-    heads, self_weights = scaled_dot_product_attention(q, k, v)  # (B, h, 1, d_k), (B, h, 1, t + 1)
-    z1 = y_t + self_mha.concat_heads(heads) @ W["self_o"]  # (B, 1, d_model)
+    heads, self_weights = self_mha.attend(q, k, v)  # (B, h, 1, d_k), (B, h, 1, t + 1), with the layer's scale
+    z1 = y_t + self_mha.concat_heads(heads) @ np.asarray(self_mha.W_o, dt)  # (B, 1, d_model)
     h1 = layer_norm(z1, p["gamma1"], p["beta1"], eps)  # (B, 1, d_model)
-    q = project_heads(h1, W["cross_q"])  # (B, h, 1, d_k)
-    mask = np.broadcast_to(cross_mask[:, None, None, :], q.shape[:3] + cross_mask.shape[-1:])  # (B, h, 1, S)
+    q = project_heads(h1, np.asarray(cross_mha.W_q, dt))  # (B, h, 1, d_k)
+    mask = np.broadcast_to(cross_mask[:, None, None, :], (B, cross_mha.num_heads, 1, S))  # (B, h, 1, S)
     k, v = cross_cache["k"], cross_cache["v"]  # (B, h, S, d_k), projected once per sequence
-    heads, cross_weights = scaled_dot_product_attention(q, k, v, mask)  # (B, h, 1, d_k), (B, h, 1, S)
-    z2 = h1 + cross_mha.concat_heads(heads) @ W["cross_o"]  # (B, 1, d_model)
+    heads, cross_weights = cross_mha.attend(q, k, v, mask)  # (B, h, 1, d_k), (B, h, 1, S)
+    z2 = h1 + cross_mha.concat_heads(heads) @ np.asarray(cross_mha.W_o, dt)  # (B, 1, d_model)
     h2 = layer_norm(z2, p["gamma2"], p["beta2"], eps)  # (B, 1, d_model)
     f = ffn(h2, p["W1"], p["b1"], p["W2"], p["b2"])  # (B, 1, d_model)
     return layer_norm(h2 + f, p["gamma3"], p["beta3"], eps), self_weights, cross_weights  # (B, 1, d_model)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_attention_inputs, check_ffn_inputs, check_softmax_input, positive_int
+from ._checks import as_float, check_dim, check_ndim, check_qkv, positive_int
 from .core import causal_mask, scaled_dot_product_attention, softmax
 from .encoder import transformer_encoder_block
 from .multihead import MultiHeadAttention
@@ -40,6 +40,39 @@ def encoder_example(seed: int = 42, d_model: int = 8, num_heads: int = 2, n: int
     return mha, X, (W1, np.zeros(d_ff), W2, np.zeros(d_model))
 
 
+def cosine_similarity(A, B=None) -> np.ndarray:
+    r"""Cosine similarity between every row of ``A`` and every row of ``B`` (Exercise 3).
+
+    .. math:: S_{ij} = \frac{a_i \cdot b_j}{\lVert a_i \rVert\, \lVert b_j \rVert}
+
+    Parameters
+    ----------
+    A : array_like, shape (n, d)
+    B : array_like, shape (m, d), optional
+        Default: ``A`` itself (then ``S`` is symmetric with ones on the diagonal).
+
+    Returns
+    -------
+    ndarray, shape (n, m)
+        1 for rows in the same direction, 0 for orthogonal rows, -1 for opposite rows.
+    """
+    A = check_ndim(as_float(A, "A"), "A", "(n, d) with 2 dimensions", 2, 2)
+    unit_a = A / np.linalg.norm(A, axis=-1, keepdims=True)  # (n, d)
+    if B is None:
+        return unit_a @ unit_a.T  # (n, n)
+    B = check_ndim(as_float(B, "B"), "B", "(m, d) with 2 dimensions", 2, 2)
+    check_dim(B, "B", 1, A.shape[1], f"(m, d) with d = {A.shape[1]} from A")
+    unit_b = B / np.linalg.norm(B, axis=-1, keepdims=True)  # (m, d)
+    return unit_a @ unit_b.T  # (n, m)
+
+
+def mean_similarity(M) -> float:
+    """Mean cosine similarity between distinct rows of ``M`` (n, d): the off-diagonal mean of
+    :func:`cosine_similarity` ``(M)``, the "mais ricas?" measure of Exercise 3 and of the oral-exam page."""
+    S = cosine_similarity(M)  # (n, n)
+    return float(S[~np.eye(len(S), dtype=bool)].mean())  # the n (n - 1) pairs i != j
+
+
 def future_token_change(Q, K, V, seed: int = 0):
     """Exercise 1: replace the last key and value by N(0, 1) draws; how much does the output move?
 
@@ -56,7 +89,7 @@ def future_token_change(Q, K, V, seed: int = 0):
     without_mask, with_mask : float
         Largest absolute change of the output, without and with the causal mask.
     """
-    Q, K, V, _, _ = check_attention_inputs(Q, K, V, None)
+    Q, K, V = check_qkv(Q, K, V)  # (n_q, d_k), (n_k, d_k), (n_k, d_v)
     rng = np.random.default_rng(seed)
     K_new, V_new = K.copy(), V.copy()
     K_new[-1], V_new[-1] = rng.normal(size=K.shape[-1]), rng.normal(size=V.shape[-1])  # (d_k,), (d_v,)
@@ -75,7 +108,7 @@ def same_token_two_positions(mha, ffn_params, seed: int = 0, length: int = 60, p
         Largest absolute difference between the block's outputs at the two ``positions``, without
         and with the positional encoding added to the input.
     """
-    check_ffn_inputs(np.zeros((positive_int(length, "length"), mha.d_model)), *ffn_params)
+    length = positive_int(length, "length")  # the FFN parameters are checked by the block
     p, q = positions
     X = np.random.default_rng(seed).normal(size=(length, mha.d_model))  # (length, d_model)
     X[q] = X[p]  # the same token at positions p and q, other tokens around them
@@ -95,7 +128,6 @@ def shuffled_tokens(mha, ffn_params, seed: int = 4, n: int = 6):
         the same PE added after shuffling (``"same_pe"``), and the PE shuffled with the tokens
         (``"pe_with_tokens"``).
     """
-    check_ffn_inputs(np.zeros((1, mha.d_model)), *ffn_params)
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(positive_int(n, "n"), mha.d_model))  # (n, d_model)
     perm = rng.permutation(n)  # (n,)
@@ -127,7 +159,7 @@ def softmax_jacobian(w) -> np.ndarray:
     ndarray, shape (..., n, n)
         :math:`\operatorname{diag}(w) - w w^\top` for every row.
     """
-    w = check_softmax_input(w)
+    w = check_ndim(as_float(w, "w"), "w", "(..., n) with at least 1 dimension", 1)  # (..., n)
     return w[..., :, None] * np.eye(w.shape[-1]) - w[..., :, None] * w[..., None, :]  # (..., n, n)
 
 

@@ -17,15 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import (
-    as_float,
-    check_heads,
-    check_multihead_inputs,
-    check_ndim,
-    check_shape,
-    positive_int,
-    shape_str,
-)
+from ._checks import as_bool_mask, as_float, check_ndim, check_qkv, check_shape, positive_int, shape_str
 from .core import scaled_dot_product_attention
 
 
@@ -38,6 +30,21 @@ def _head_width(d_model, num_heads) -> int:
             "d_k = d_model / num_heads must be an integer"
         )
     return d_model // num_heads
+
+
+def project_heads(x, W) -> np.ndarray:
+    r"""Per-head projection :math:`x W^i` for every head ``i`` at once.
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., n, d_model)
+    W : ndarray, shape (h, d_model, d_k)
+
+    Returns
+    -------
+    ndarray, shape (..., h, n, d_k)
+    """
+    return np.einsum("...nd,hdk->...hnk", x, W, optimize=True)  # (..., h, n, d_k)
 
 
 def _standard_normal(rng, shape):
@@ -95,14 +102,14 @@ class MultiHeadAttention:
     def __init__(self, d_model: int, num_heads: int, rng=None, scale=None):
         d_k = _head_width(d_model, num_heads)
         self.d_model, self.num_heads, self.d_k = int(d_model), int(num_heads), d_k
-        self.scale = scale  # None: 1/sqrt(d_k); checked by the core on every call
+        self.scale = scale  # factor of the scores; None: 1/sqrt(d_k), checked by the core on every call
         if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
             rng = np.random.default_rng(int(rng))
-        d, h, scale = self.d_model, self.num_heads, 1.0 / np.sqrt(self.d_model)
-        self.W_q = _standard_normal(rng, (h, d, d_k)) * scale  # (h, d_model, d_k)
-        self.W_k = _standard_normal(rng, (h, d, d_k)) * scale  # (h, d_model, d_k)
-        self.W_v = _standard_normal(rng, (h, d, d_k)) * scale  # (h, d_model, d_k)
-        self.W_o = _standard_normal(rng, (d, d)) * scale  # (d_model, d_model)
+        d, h, init_std = self.d_model, self.num_heads, 1.0 / np.sqrt(self.d_model)  # N(0, 1/d_model)
+        self.W_q = _standard_normal(rng, (h, d, d_k)) * init_std  # (h, d_model, d_k)
+        self.W_k = _standard_normal(rng, (h, d, d_k)) * init_std  # (h, d_model, d_k)
+        self.W_v = _standard_normal(rng, (h, d, d_k)) * init_std  # (h, d_model, d_k)
+        self.W_o = _standard_normal(rng, (d, d)) * init_std  # (d_model, d_model)
 
     @classmethod
     def from_weights(cls, W_q, W_k, W_v, W_o, scale=None) -> "MultiHeadAttention":
@@ -145,6 +152,13 @@ class MultiHeadAttention:
         return (f"MultiHeadAttention(d_model={self.d_model}, num_heads={self.num_heads}, "
                 f"d_k={self.d_k}{scale})")
 
+    def check_weights(self):
+        """Re-validate the weights (they are plain attributes and may have been reassigned)."""
+        h, d, d_k = self.num_heads, self.d_model, self.d_k
+        for name in ("W_q", "W_k", "W_v"):
+            check_shape(np.asarray(getattr(self, name)), name, (h, d, d_k), "(h, d_model, d_k)")
+        check_shape(np.asarray(self.W_o), "W_o", (d, d), "(d_model, d_model)")
+
     def head_outputs(self, Q, K, V, mask=None):
         r"""Per-head attention, before concatenation and :math:`W^O`.
 
@@ -168,12 +182,40 @@ class MultiHeadAttention:
         weights : ndarray, shape (..., h, n_q, n_k)
             Attention weights of every head.
         """
-        Q, K, V, W_q, W_k, W_v, mask = check_multihead_inputs(self, Q, K, V, mask)
-        q = np.einsum("...nd,hdk->...hnk", Q, W_q, optimize=True)  # (..., h, n_q, d_k)
-        k = np.einsum("...nd,hdk->...hnk", K, W_k, optimize=True)  # (..., h, n_k, d_k)
-        v = np.einsum("...nd,hdk->...hnk", V, W_v, optimize=True)  # (..., h, n_k, d_k)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=self.scale)
-        return heads, weights  # (..., h, n_q, d_k), (..., h, n_q, n_k)
+        self.check_weights()
+        Q, K, V = check_qkv(Q, K, V, d_model=self.d_model)  # (..., n_q, d_model), (..., n_k, d_model) x 2
+        batch, h, n_q, n_k = Q.shape[:-2], self.num_heads, Q.shape[-2], K.shape[-2]
+        if mask is not None:
+            mask = as_bool_mask(mask, shapes={"(n_q, n_k)": (n_q, n_k), "(..., n_q, n_k)": batch + (n_q, n_k),
+                                              "(..., h, n_q, n_k)": batch + (h, n_q, n_k)})
+            if mask.shape == batch + (n_q, n_k):
+                mask = mask[..., None, :, :]  # (..., 1, n_q, n_k): the same mask for every head
+            mask = np.broadcast_to(mask, batch + (h, n_q, n_k))  # (..., h, n_q, n_k)
+        dtype = np.result_type(Q, K, V)  # float32 only if all three are float32
+        Q, K, V = (X.astype(dtype, copy=False) for X in (Q, K, V))  # the three in that dtype
+        q = project_heads(Q, np.asarray(self.W_q, dtype=dtype))  # (..., h, n_q, d_k)
+        k = project_heads(K, np.asarray(self.W_k, dtype=dtype))  # (..., h, n_k, d_k)
+        v = project_heads(V, np.asarray(self.W_v, dtype=dtype))  # (..., h, n_k, d_k)
+        return self.attend(q, k, v, mask)  # (..., h, n_q, d_k), (..., h, n_q, n_k)
+
+    def attend(self, q, k, v, mask=None):
+        r"""Every head's attention on already projected queries, keys and values, with this layer's ``scale``.
+
+        The one place where the layer calls :func:`attn.core.scaled_dot_product_attention`: the full
+        forward and the cached decoder step (:func:`attn.decoder.decoder_block_step`) both go through it.
+
+        Parameters
+        ----------
+        q : ndarray, shape (..., h, n_q, d_k)
+        k, v : ndarray, shape (..., h, n_k, d_k)
+        mask : ndarray of bool, shape (n_q, n_k) or (..., h, n_q, n_k), optional
+
+        Returns
+        -------
+        heads : ndarray, shape (..., h, n_q, d_k)
+        weights : ndarray, shape (..., h, n_q, n_k)
+        """
+        return scaled_dot_product_attention(q, k, v, mask=mask, scale=self.scale)  # heads, weights
 
     def concat_heads(self, heads) -> np.ndarray:
         r"""Concatenate head outputs along the feature axis: :math:`[\operatorname{head}_1; \dots]`.
@@ -187,7 +229,11 @@ class MultiHeadAttention:
         ndarray, shape (..., n_q, h * d_k) = (..., n_q, d_model)
             Columns ``i*d_k:(i+1)*d_k`` hold head ``i``.
         """
-        heads = check_heads(heads, self.num_heads, self.d_k)  # (..., h, n_q, d_k)
+        heads = check_ndim(as_float(heads, "heads"), "heads",
+                           "(..., h, n_q, d_k) with at least 3 dimensions", 3)
+        h, d_k = self.num_heads, self.d_k
+        check_shape(heads, "heads", heads.shape[:-3] + (h, heads.shape[-2], d_k),
+                    f"(..., h, n_q, d_k) with h = {h}, d_k = {d_k}")  # (..., h, n_q, d_k)
         moved = np.moveaxis(heads, -3, -2)  # (..., n_q, h, d_k)
         merged = moved.shape[:-2] + (self.d_model,)  # d_model = h * d_k
         return moved.reshape(merged)  # (..., n_q, d_model)

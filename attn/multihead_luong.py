@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_multihead_general_inputs
-from .classic import general_attention
+from ._checks import as_float, check_ndim, shape_str
+from .classic import check_position_mask, check_query_keys, general_attention
 
 
 def multihead_general_attention(query, keys, W_heads, mask=None):
@@ -55,8 +55,20 @@ def multihead_general_attention(query, keys, W_heads, mask=None):
         ``d_head`` is not ``d_h / n_heads`` (including ``d_h`` not divisible
         by ``n_heads``).
     """
-    query, keys, W_heads, mask = check_multihead_general_inputs(query, keys, W_heads, mask)
-    d_head = W_heads.shape[-1]
+    query, keys = check_query_keys(query, keys)  # (..., d_s), (..., T, d_h)
+    d_s, d_h = query.shape[-1], keys.shape[-1]
+    W_heads = check_ndim(as_float(W_heads, "W_heads"), "W_heads",
+                         "(n_heads, d_s, d_head) with 3 dimensions", 3, 3)
+    n_heads, d_s_w, d_head = W_heads.shape
+    if n_heads == 0 or d_s_w != d_s:
+        raise ValueError(f"W_heads has shape {shape_str(W_heads.shape)}; expected (n_heads, d_s, d_head) "
+                         f"with n_heads >= 1 and d_s = {d_s} from query")
+    if d_h % n_heads != 0 or d_head != d_h // n_heads:
+        wanted = (f"d_head = d_h / n_heads = {d_h // n_heads}" if d_h % n_heads == 0
+                  else f"d_h = {d_h} divisible by n_heads = {n_heads}")
+        raise ValueError(f"W_heads has shape {shape_str(W_heads.shape)}; expected (n_heads, d_s, d_head) "
+                         f"with {wanted} (d_h from keys)")
+    mask = check_position_mask(mask, keys)  # (..., T) or None
     contexts, weights = [], []
     for k, W_k in enumerate(W_heads):  # head k: features k*d_head ... (k+1)*d_head - 1
         h_k = keys[..., k * d_head:(k + 1) * d_head]  # (..., T, d_head)

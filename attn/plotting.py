@@ -15,7 +15,7 @@ import matplotlib.scale
 import matplotlib.ticker
 import numpy as np
 
-from ._checks import as_float, check_ndim, shape_str
+from ._checks import as_float, check_ndim, positive_int, shape_str
 from .prose import fmt
 
 STYLE = {
@@ -64,6 +64,29 @@ def use_style() -> None:
     """
     plt.rcParams.update(STYLE)
     matplotlib.scale.LinearScale.set_default_locators_and_formatters = _decimal_comma_defaults
+
+
+def moving_average(x, window: int):
+    """Trailing moving average of a training curve, with the step at which each average ends.
+
+    Parameters
+    ----------
+    x : array_like, shape (n,)
+        One value per training step (a loss, a gradient norm).
+    window : int
+        Number of steps averaged, at most ``n``.
+
+    Returns
+    -------
+    steps : ndarray of int, shape (n - window + 1,)
+        ``window - 1, ..., n - 1``: the last step of each window.
+    values : ndarray, shape (n - window + 1,)
+        The mean of ``x`` over each window.
+    """
+    x = check_ndim(as_float(x, "x"), "x", "(n,) with 1 dimension", 1, 1)  # (n,)
+    window = positive_int(window, "window")
+    values = np.convolve(x, np.ones(window) / window, mode="valid")  # (n - window + 1,)
+    return np.arange(len(values)) + window - 1, values
 
 
 def heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, title=None, xlabel=None, ylabel=None,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float, check_shape, check_token_rows, positive_int
+from ._checks import as_float, check_dim, check_ndim, check_shape, positive_int
 from .core import scaled_dot_product_attention
 
 
@@ -127,7 +127,9 @@ class SelfAttention:
         V : ndarray, shape (..., n, d_v)
             Same float dtype as ``X`` (float32 stays float32).
         """
-        X = check_token_rows(X, self.d_model)
+        X = check_ndim(as_float(X, "X"), "X",
+                       "(n, d_model) or (..., n, d_model) with at least 2 dimensions", 2)
+        check_dim(X, "X", -1, self.d_model, f"(..., n, d_model) with d_model = {self.d_model}")
         Q = X @ self.W_q.astype(X.dtype, copy=False)  # (..., n, d_k)
         K = X @ self.W_k.astype(X.dtype, copy=False)  # (..., n, d_k)
         V = X @ self.W_v.astype(X.dtype, copy=False)  # (..., n, d_v)

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import check_tiled_attention_inputs, check_tiled_backward_inputs
+from ._checks import as_bool_mask, as_float, check_qkv, check_shape, positive_int, positive_number
 
 
 class SoftmaxStats(NamedTuple):
@@ -107,7 +107,17 @@ def tiled_attention(Q, K, V, mask=None, scale=None, *, tile_q: int = 128, tile_k
         On the inputs the dense version refuses (with the same messages), or a tile size that is not
         a positive integer.
     """
-    Q, K, V, mask, scale, tile_q, tile_k = check_tiled_attention_inputs(Q, K, V, mask, scale, tile_q, tile_k)
+    Q, K, V = check_qkv(Q, K, V)  # (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v): the dense checks
+    tile_q, tile_k = positive_int(tile_q, "tile_q"), positive_int(tile_k, "tile_k")
+    batch, (n_q, d_k), n_k = Q.shape[:-2], Q.shape[-2:], K.shape[-2]
+    dtype = np.result_type(Q, K, V)  # float32 only if all three are float32
+    Q, K, V = (X.astype(dtype, copy=False) for X in (Q, K, V))  # the three in that dtype
+    if scale is None:
+        scale = 1.0 / np.sqrt(d_k)  # the default, as in the dense version
+    scale = dtype.type(positive_number(scale, "scale", " (or None for 1/sqrt(d_k))"))  # scalar
+    if mask is not None:
+        mask = as_bool_mask(mask, shapes={"(n_q, n_k)": (n_q, n_k), "(..., n_q, n_k)": batch + (n_q, n_k)})
+        mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k): a 2-D mask serves every batch
     out = np.empty(Q.shape[:-1] + V.shape[-1:], dtype=Q.dtype)  # (..., n_q, d_v)
     m_all = np.empty(Q.shape[:-1], dtype=Q.dtype)  # (..., n_q)
     l_all = np.empty_like(m_all)  # (..., n_q)
@@ -121,7 +131,7 @@ def tiled_attention(Q, K, V, mask=None, scale=None, *, tile_q: int = 128, tile_k
         l_safe = np.where(l > 0, l, 1)  # (..., t_q); ℓ = 0: no allowed key, and acc = 0
         out[..., rows, :] = acc / l_safe[..., None]  # (..., t_q, d_v)
         m_all[..., rows], l_all[..., rows] = m, l  # (..., t_q) each
-    return out, SoftmaxStats(m_all, l_all)
+    return out, SoftmaxStats(m_all, l_all)  # (..., n_q, d_v), ((..., n_q), (..., n_q))
 
 
 def tiled_attention_backward(d_out, Q, K, V, output, stats, mask=None, scale=None, *, tile_q: int = 128,
@@ -159,8 +169,27 @@ def tiled_attention_backward(d_out, Q, K, V, output, stats, mask=None, scale=Non
     dK : ndarray, shape (..., n_k, d_k)
     dV : ndarray, shape (..., n_k, d_v)
     """
-    d_out, Q, K, V, output, m, l, mask, scale, tile_q, tile_k = check_tiled_backward_inputs(
-        d_out, Q, K, V, output, stats, mask, scale, tile_q, tile_k)
+    Q, K, V = check_qkv(Q, K, V)  # (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v)
+    tile_q, tile_k = positive_int(tile_q, "tile_q"), positive_int(tile_k, "tile_k")
+    batch, (n_q, d_k), n_k = Q.shape[:-2], Q.shape[-2:], K.shape[-2]
+    dtype = np.result_type(Q, K, V)  # float32 only if all three are float32
+    Q, K, V = (X.astype(dtype, copy=False) for X in (Q, K, V))  # the three in that dtype
+    if scale is None:
+        scale = 1.0 / np.sqrt(d_k)  # the forward's default
+    scale = dtype.type(positive_number(scale, "scale", " (or None for 1/sqrt(d_k))"))  # scalar
+    if mask is not None:
+        mask = as_bool_mask(mask, shapes={"(n_q, n_k)": (n_q, n_k), "(..., n_q, n_k)": batch + (n_q, n_k)})
+        mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k)
+    if not (isinstance(stats, tuple) and len(stats) == 2):
+        raise ValueError(f"stats must be the pair (m, l) returned by tiled_attention, "
+                         f"got {type(stats).__name__}")
+    rows, out_shape = Q.shape[:-1], Q.shape[:-1] + V.shape[-1:]  # (..., n_q), (..., n_q, d_v)
+    d_out = check_shape(as_float(d_out, "d_out"), "d_out", out_shape, "(..., n_q, d_v)", "from Q and V")
+    output = check_shape(as_float(output, "output"), "output", out_shape, "(..., n_q, d_v)", "from Q and V")
+    m = as_float(stats[0], "stats.m", allow_neg_inf=True)  # -inf: a query with no allowed key
+    check_shape(m, "stats.m", rows, "(..., n_q)", "from Q and V")
+    l = check_shape(as_float(stats[1], "stats.l"), "stats.l", rows, "(..., n_q)", "from Q and V")
+    d_out, output, m, l = (X.astype(dtype, copy=False) for X in (d_out, output, m, l))  # in Q's dtype
     shift = np.where(np.isneginf(m), 0, m)  # (..., n_q); as in the forward, 0 for a query with no key
     inv_l = np.divide(1, l, out=np.zeros_like(l), where=l > 0)  # (..., n_q); 0 for a query with no key
     D = np.sum(d_out * output, axis=-1)  # (..., n_q)

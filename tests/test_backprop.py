@@ -21,7 +21,6 @@ from attn.training.backward import (
     attention_backward,
     embedding_backward,
     encoder_block_backward,
-    encoder_block_forward,
     ffn_backward,
     layer_norm_backward,
     multihead_backward,
@@ -29,6 +28,11 @@ from attn.training.backward import (
     softmax_cross_entropy,
 )
 from attn.training.encoder_model import TransformerEncoder
+
+
+def encoder_block_forward(x, mha, p, mask=None):
+    """The encoder block with its cache (the forward the backward differentiates)."""
+    return transformer_encoder_block(x, mha, mask=mask, return_cache=True, **p)
 
 
 def block_params(rng, d, d_ff):

@@ -13,13 +13,20 @@ import torch
 from helpers import assert_close_grad, block_params, numeric_grad, probe, random_model, t, torch_layer
 
 import attn
+from attn.decoder import transformer_decoder_block
 from attn.training.backward import (
     ffn_backward,
     layer_norm_backward,
     multihead_backward,
     softmax_cross_entropy,
 )
-from attn.training.decoder_backward import ATTENTION_KEYS, decoder_block_backward, decoder_block_forward
+from attn.training.decoder_backward import ATTENTION_KEYS, decoder_block_backward
+
+
+def decoder_block_forward(y, memory, self_mha, cross_mha, p, self_mask, cross_mask=None):
+    """The decoder block with its cache (the forward the backward differentiates)."""
+    return transformer_decoder_block(y, memory, self_mha, cross_mha, self_mask=self_mask, cross_mask=cross_mask,
+                                     return_cache=True, **p)
 
 
 def block_case(seed=30, B=3, T=5, S=4, d=6, h=2):

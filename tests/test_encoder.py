@@ -66,7 +66,7 @@ def test_error_layer_norm_beta_shape():
 
 
 def test_error_layer_norm_eps():
-    with pytest.raises(ValueError, match=r"eps must be positive, got 0"):
+    with pytest.raises(ValueError, match=r"eps must be a finite number > 0, got 0"):
         layer_norm(np.zeros(4), eps=0)
 
 

@@ -8,7 +8,8 @@ One backward per forward of :mod:`attn.core`, :mod:`attn.multihead` and
 * :func:`multihead_backward` — :class:`attn.multihead.MultiHeadAttention` (``W_q, W_k, W_v, W_o``);
 * :func:`layer_norm_backward` — :func:`attn.encoder.layer_norm` (``γ, β``);
 * :func:`ffn_backward` — :func:`attn.encoder.ffn`;
-* :func:`encoder_block_forward` / :func:`encoder_block_backward` — the post-norm encoder block;
+* :func:`encoder_block_backward` — the post-norm encoder block (its forward is
+  :func:`attn.encoder.transformer_encoder_block` with ``return_cache=True``);
 * :func:`embedding_backward` — a table lookup ``E[tokens]`` (the token models' embeddings);
 * :func:`softmax_cross_entropy` — mean cross-entropy and its gradient.
 
@@ -30,18 +31,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import (
-    as_float,
-    check_attention_backward_inputs,
-    check_dim,
-    check_embedding_backward_inputs,
-    check_multihead_backward_inputs,
-    check_ndim,
-    check_same_shape,
-    check_shape,
-)
+from .._checks import as_float, check_dim, check_ndim, check_shape, check_tokens, check_type, positive_number
 from ..core import softmax
-from ..encoder import ffn, layer_norm
+from ..encoder import layer_norm
 from ..multihead import MultiHeadAttention
 
 
@@ -70,7 +62,8 @@ def softmax_backward(d_weights, weights, axis: int = -1) -> np.ndarray:
         Gradient with respect to the logits (scores).
     """
     weights = as_float(weights, "weights")
-    d_weights = check_same_shape(d_weights, "d_weights", weights, "weights")
+    d_weights = check_shape(as_float(d_weights, "d_weights"), "d_weights", weights.shape,
+                            "the shape of weights")
     inner = np.sum(weights * d_weights, axis=axis, keepdims=True)  # (..., 1)
     return weights * (d_weights - inner)  # (...)
 
@@ -103,7 +96,16 @@ def attention_backward(d_out, Q, K, V, weights, scale=None):
     dK : ndarray, shape (..., n_k, d_k)
     dV : ndarray, shape (..., n_k, d_v)
     """
-    d_out, Q, K, V, weights, scale = check_attention_backward_inputs(d_out, Q, K, V, weights, scale)
+    Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
+    check_ndim(Q, "Q", "(..., n_q, d_k) with at least 2 dimensions", 2)
+    weights = as_float(weights, "weights")
+    check_shape(weights, "weights", Q.shape[:-1] + K.shape[-2:-1], "(..., n_q, n_k)", "from Q and K")
+    check_shape(V, "V", K.shape[:-1] + V.shape[-1:], "(..., n_k, d_v)", "batch and n_k from K")
+    d_out = as_float(d_out, "d_out")
+    check_shape(d_out, "d_out", weights.shape[:-1] + V.shape[-1:], "the shape of (..., n_q, d_v)")
+    if scale is None:
+        scale = 1.0 / np.sqrt(Q.shape[-1])  # the forward's default, 1/sqrt(d_k)
+    scale = Q.dtype.type(positive_number(scale, "scale", " (or None for 1/sqrt(d_k))"))  # scalar
     dV = np.swapaxes(weights, -1, -2) @ d_out  # (..., n_k, d_v)
     d_weights = d_out @ np.swapaxes(V, -1, -2)  # (..., n_q, n_k)
     d_scores = weights * (d_weights - np.sum(weights * d_weights, axis=-1, keepdims=True))  # (..., n_q, n_k)
@@ -146,8 +148,14 @@ def multihead_backward(d_out, mha, Q, K, V, weights):
         ``W_q``, ``W_k``, ``W_v`` (h, d_model, d_k) and ``W_o`` (d_model, d_model).
         For self-attention (Q = K = V = x) the gradient of x is ``dQ + dK + dV``.
     """
-    d_out, Q, K, V, weights, W_q, W_k, W_v, W_o = check_multihead_backward_inputs(
-        d_out, mha, Q, K, V, weights, MultiHeadAttention)
+    check_type(mha, "mha", MultiHeadAttention).check_weights()  # they may have been reassigned
+    Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
+    check_ndim(Q, "Q", "(..., n_q, d_model) with at least 2 dimensions", 2)
+    weights = as_float(weights, "weights")
+    check_shape(weights, "weights", Q.shape[:-2] + (mha.num_heads, Q.shape[-2], K.shape[-2]),
+                "(..., h, n_q, n_k)", "from Q, K and mha")
+    d_out = check_shape(as_float(d_out, "d_out"), "d_out", Q.shape, "the shape of Q (..., n_q, d_model)")
+    W_q, W_k, W_v, W_o = (np.asarray(W, dtype=d_out.dtype) for W in (mha.W_q, mha.W_k, mha.W_v, mha.W_o))
     shapes = Q.shape, K.shape, V.shape  # the batch dimensions ... become one axis b, restored at the end
     Q, K, V, d_out = (X.reshape((-1,) + X.shape[-2:]) for X in (Q, K, V, d_out))  # (b, n, d_model)
     weights = weights.reshape((-1,) + weights.shape[-3:])  # (b, h, n_q, n_k)
@@ -196,7 +204,7 @@ def layer_norm_backward(d_y, x, gamma=None, eps: float = 1e-5):
     d_beta : ndarray, shape (d,)
     """
     x_hat = layer_norm(x, eps=eps)  # (..., d) the forward itself, without gamma and beta
-    d_y = check_same_shape(d_y, "d_y", x_hat, "x")
+    d_y = check_shape(as_float(d_y, "d_y"), "d_y", x_hat.shape, "the shape of x")
     d = x_hat.shape[-1]
     rows_dy, rows_xh = d_y.reshape(-1, d), x_hat.reshape(-1, d)  # (rows, d)
     d_gamma, d_beta = np.sum(rows_dy * rows_xh, axis=0), rows_dy.sum(axis=0)  # (d,), (d,)
@@ -227,7 +235,7 @@ def ffn_backward(d_out, x, W1, b1, W2):
     """
     x = as_float(x, "x")
     check_ndim(x, "x", "(..., d_model) with at least 1 dimension", 1)
-    d_out = check_same_shape(d_out, "d_out", x, "x")
+    d_out = check_shape(as_float(d_out, "d_out"), "d_out", x.shape, "the shape of x")
     W1, b1, W2 = (np.asarray(a, dtype=x.dtype) for a in (W1, b1, W2))
     check_dim(W1, "W1", 0, x.shape[-1], "(d_model, d_ff) with d_model from x")
     d_model, d_ff = W1.shape
@@ -260,7 +268,9 @@ def embedding_backward(d_x, tokens, vocab_size: int) -> np.ndarray:
     ndarray, shape (V, d)
         Row ``v`` sums the gradients of every position holding token ``v`` (zero for unused ids).
     """
-    d_x, tokens = check_embedding_backward_inputs(d_x, tokens, vocab_size)
+    tokens = check_tokens(tokens, "tokens", vocab_size)  # (B, n)
+    d_x = check_ndim(as_float(d_x, "d_x"), "d_x", "(B, n, d) with 3 dimensions", 3, 3)
+    check_shape(d_x, "d_x", tokens.shape + d_x.shape[-1:], "(B, n, d)", "B and n from tokens")
     one_hot = tokens.reshape(-1)[:, None] == np.arange(vocab_size)  # (B * n, V)
     return one_hot.astype(d_x.dtype).T @ d_x.reshape(one_hot.shape[0], -1)  # (V, d)
 
@@ -268,49 +278,13 @@ def embedding_backward(d_x, tokens, vocab_size: int) -> np.ndarray:
 BLOCK_KEYS = ("W_q", "W_k", "W_v", "W_o", "W1", "b1", "W2", "b2", "gamma1", "beta1", "gamma2", "beta2")
 
 
-def encoder_block_forward(x, mha, p, mask=None, eps: float = 1e-5):
-    r"""The post-norm encoder block, composed of the public forwards, keeping what the backward needs.
-
-    .. math:: h = \operatorname{LN}_1(x + \operatorname{MHA}(x, x, x)), \qquad
-              \text{out} = \operatorname{LN}_2(h + \operatorname{FFN}(h))
-
-    Gives exactly :func:`attn.encoder.transformer_encoder_block` (tested
-    bit for bit); that function returns only the output, this one also the
-    cache for :func:`encoder_block_backward`.
-
-    Parameters
-    ----------
-    x : array_like, shape (..., n, d_model)
-    mha : MultiHeadAttention
-        Its ``W_q, W_k, W_v, W_o`` are the block's attention weights.
-    p : dict
-        ``W1, b1, W2, b2`` (FFN) and ``gamma1, beta1, gamma2, beta2`` (layer norms).
-    mask : ndarray of bool, optional
-        Any mask :meth:`~attn.multihead.MultiHeadAttention.forward` accepts (True = may attend).
-    eps : float
-
-    Returns
-    -------
-    out : ndarray, shape (..., n, d_model)
-    cache : dict
-        ``x``, ``z1 = x + MHA(x)``, ``h``, ``z2 = h + FFN(h)`` (all (..., n, d_model)),
-        ``weights`` (..., h, n, n) and the arguments.
-    """
-    attended, weights = mha.forward(x, x, x, mask)  # (..., n, d_model), (..., h, n, n)
-    z1 = x + attended  # (..., n, d_model)
-    h = layer_norm(z1, p["gamma1"], p["beta1"], eps)  # (..., n, d_model)
-    z2 = h + ffn(h, p["W1"], p["b1"], p["W2"], p["b2"])  # (..., n, d_model)
-    out = layer_norm(z2, p["gamma2"], p["beta2"], eps)  # (..., n, d_model)
-    return out, {"x": x, "z1": z1, "h": h, "z2": z2, "weights": weights, "mha": mha, "p": p, "eps": eps}
-
-
 def encoder_block_backward(d_out, cache):
-    """Gradient through :func:`encoder_block_forward`.
+    """Gradient through :func:`attn.encoder.transformer_encoder_block`.
 
     Parameters
     ----------
     d_out : array_like, shape (..., n, d_model)
-    cache : dict from :func:`encoder_block_forward`
+    cache : dict from :func:`attn.encoder.transformer_encoder_block` with ``return_cache=True``
 
     Returns
     -------
@@ -320,7 +294,8 @@ def encoder_block_backward(d_out, cache):
         shaped like the parameter.
     """
     x, p, mha, eps = cache["x"], cache["p"], cache["mha"], cache["eps"]
-    d_out = check_same_shape(d_out, "d_out", cache["z2"], "the block's output")
+    d_out = check_shape(as_float(d_out, "d_out"), "d_out", cache["z2"].shape,
+                        "the shape of the block's output")
     d_z2, g_gamma2, g_beta2 = layer_norm_backward(d_out, cache["z2"], p["gamma2"], eps)  # (..., n, d_model)
     d_h_ffn, grads = ffn_backward(d_z2, cache["h"], p["W1"], p["b1"], p["W2"])  # (..., n, d_model)
     d_z1, g_gamma1, g_beta1 = layer_norm_backward(d_z2 + d_h_ffn, cache["z1"], p["gamma1"], eps)

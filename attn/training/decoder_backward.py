@@ -15,59 +15,18 @@ Shapes: ``...`` batch dimensions, ``T`` target length, ``S`` source length, ``h`
 """
 from __future__ import annotations
 
-from ..encoder import ffn, layer_norm
 from .backward import ffn_backward, layer_norm_backward, multihead_backward
 
 ATTENTION_KEYS = ("W_q", "W_k", "W_v", "W_o")
 
 
-def decoder_block_forward(y, memory, self_mha, cross_mha, p, self_mask, cross_mask=None, eps: float = 1e-5):
-    r"""The post-norm decoder block, composed of the public forwards, keeping what the backward needs.
-
-    Gives exactly :func:`attn.decoder.transformer_decoder_block` (tested bit for bit); that
-    function returns only the output, this one also the cache for :func:`decoder_block_backward`.
-
-    Parameters
-    ----------
-    y : ndarray, shape (..., T, d_model)
-    memory : ndarray, shape (..., S, d_model)
-    self_mha, cross_mha : MultiHeadAttention
-    p : dict
-        ``W1, b1, W2, b2`` (FFN) and ``gamma1 .. beta3`` (the three layer norms).
-    self_mask : ndarray of bool
-        The causal mask (T, T), or any mask the self-attention accepts (True = may attend).
-    cross_mask : ndarray of bool, optional
-        Source key padding, shape (..., T, S) or any mask the cross-attention accepts.
-    eps : float
-
-    Returns
-    -------
-    out : ndarray, shape (..., T, d_model)
-    cache : dict
-        ``y``, ``memory``, ``z1 = y + MHA_self``, ``h1``, ``z2 = h1 + MHA_cross``, ``h2``,
-        ``z3 = h2 + FFN(h2)``, ``self_weights`` (..., h, T, T), ``cross_weights`` (..., h, T, S)
-        and the arguments.
-    """
-    attended, self_weights = self_mha.forward(y, y, y, self_mask)  # (..., T, d_model), (..., h, T, T)
-    z1 = y + attended  # (..., T, d_model)
-    h1 = layer_norm(z1, p["gamma1"], p["beta1"], eps)  # (..., T, d_model)
-    crossed, cross_weights = cross_mha.forward(h1, memory, memory, cross_mask)  # (..., T, d), (..., h, T, S)
-    z2 = h1 + crossed  # (..., T, d_model)
-    h2 = layer_norm(z2, p["gamma2"], p["beta2"], eps)  # (..., T, d_model)
-    z3 = h2 + ffn(h2, p["W1"], p["b1"], p["W2"], p["b2"])  # (..., T, d_model)
-    out = layer_norm(z3, p["gamma3"], p["beta3"], eps)  # (..., T, d_model)
-    return out, {"y": y, "memory": memory, "z1": z1, "h1": h1, "z2": z2, "h2": h2, "z3": z3,
-                 "self_weights": self_weights, "cross_weights": cross_weights, "self_mha": self_mha,
-                 "cross_mha": cross_mha, "p": p, "eps": eps}
-
-
 def decoder_block_backward(d_out, cache):
-    """Gradient through :func:`decoder_block_forward`.
+    """Gradient through :func:`attn.decoder.transformer_decoder_block`.
 
     Parameters
     ----------
     d_out : array_like, shape (..., T, d_model)
-    cache : dict from :func:`decoder_block_forward`
+    cache : dict from :func:`attn.decoder.transformer_decoder_block` with ``return_cache=True``
 
     Returns
     -------

@@ -6,7 +6,7 @@ r"""A small Transformer encoder with per-position outputs, trained by the hand-w
     \text{logits} = x^{(L)} W_{out} + b_{out}
 
 Each block is the post-norm encoder block of :mod:`attn.encoder` (run by
-:func:`attn.training.backward.encoder_block_forward`), ``PE`` the sinusoidal table of
+:func:`attn.encoder.transformer_encoder_block` with ``return_cache=True``), ``PE`` the sinusoidal table of
 :func:`attn.positional.positional_encoding`. The loss is the mean per-position
 cross-entropy over the real (unpadded) positions.
 
@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_encoder_tokens, positive_int
+from .._checks import check_lengths, check_tokens, positive_int, shape_str
 from ..core import padding_mask
+from ..encoder import transformer_encoder_block
 from ..multihead import MultiHeadAttention
 from ..positional import positional_encoding
 from .backward import (
     BLOCK_KEYS,
     embedding_backward,
     encoder_block_backward,
-    encoder_block_forward,
     softmax_cross_entropy,
 )
 
@@ -124,11 +124,15 @@ class TransformerEncoder:
         cache : dict
             ``tokens``, ``mask`` (B, n) or None, ``states`` (the input of every
             block and the final output, each (B, n, d_model)) and ``blocks``
-            (the caches of :func:`attn.training.backward.encoder_block_forward`, whose
+            (the caches of :func:`attn.encoder.transformer_encoder_block`, whose
             ``weights`` (B, h, n, n) are the attention maps).
         """
-        tokens, lengths = check_encoder_tokens(tokens, lengths, self.V, self.max_len)
-        n = tokens.shape[1]
+        tokens = check_tokens(tokens, "tokens", self.V)
+        B, n = tokens.shape
+        if n > self.max_len:
+            raise ValueError(f"tokens has shape {shape_str(tokens.shape)}; expected (B, n) with "
+                             f"n <= max_len = {self.max_len}")
+        lengths = None if lengths is None else check_lengths(lengths, "lengths", B, n)
         key_mask = None if lengths is None else padding_mask(lengths, n)  # (B, n)
         attn_mask = None if key_mask is None else np.repeat(key_mask[:, None, :], n, axis=1)  # (B, n, n)
         x = self.params["emb"][tokens]  # (B, n, d_model)
@@ -136,7 +140,8 @@ class TransformerEncoder:
             x = x + self.pe[:n]  # (B, n, d_model)
         states, blocks = [x], []
         for mha, rest in self.blocks:
-            x, cache = encoder_block_forward(x, mha, rest, attn_mask)  # (B, n, d_model)
+            x, cache = transformer_encoder_block(x, mha, mask=attn_mask, return_cache=True,
+                                                 **rest)  # (B, n, d_model)
             states.append(x)
             blocks.append(cache)
         logits = x @ self.params["W_out"] + self.params["b_out"]  # (B, n, C)

@@ -19,7 +19,7 @@ import copy
 
 import numpy as np
 
-from .._checks import as_float, check_ndim, check_probe_inputs, check_shape
+from .._checks import as_float, check_labels, check_ndim, check_shape
 from ..multihead import MultiHeadAttention
 from .backward import (
     encoder_block_backward,
@@ -207,7 +207,11 @@ def probe_accuracy(train_x, train_y, test_x, test_y, n_classes: int, ridge: floa
     float
         Fraction of ``test_y`` predicted right.
     """
-    train_x, train_y, test_x, test_y = check_probe_inputs(train_x, train_y, test_x, test_y, n_classes)
+    train_x = check_ndim(as_float(train_x, "train_x"), "train_x", "(N, d) with 2 dimensions", 2, 2)  # (N, d)
+    test_x = as_float(test_x, "test_x")  # (M, d)
+    check_shape(test_x, "test_x", test_x.shape[:1] + train_x.shape[1:], "(M, d)", "d from train_x")
+    train_y = check_labels(train_y, "train_y", train_x.shape[:1], "(N,)", n_classes)  # (N,)
+    test_y = check_labels(test_y, "test_y", test_x.shape[:1], "(M,)", n_classes)  # (M,)
     X = np.hstack([train_x, np.ones((len(train_x), 1))]).astype(np.float64)  # (N, d + 1)
     Y = (train_y[:, None] == np.arange(n_classes)).astype(np.float64)  # (N, C)
     lam = ridge * np.mean(X * X) * len(X)  # scalar

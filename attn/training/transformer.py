@@ -6,7 +6,7 @@ r"""The whole Transformer: an encoder–decoder with cross-attention, trained by
     \text{logits} = y^{(N)} W_{out} + b_{out}
 
 The encoder blocks are the post-norm blocks of :mod:`attn.encoder` (run by
-:func:`attn.training.backward.encoder_block_forward`, with the source key padding mask), the decoder blocks
+:func:`attn.encoder.transformer_encoder_block`, with the source key padding mask), the decoder blocks
 those of :mod:`attn.decoder` (causal self-attention, then cross-attention to ``m`` with the same
 padding mask, then the FFN), ``PE`` the sinusoidal table of :func:`attn.positional.positional_encoding`.
 Training is teacher-forced cross-entropy over the real target tokens, with the signature of
@@ -31,17 +31,23 @@ import numpy as np
 
 from .._checks import check_lengths, check_tokens, positive_int, shape_str
 from ..core import causal_mask, padding_mask
-from ..decoder import DECODER_KEYS, cross_attention_cache, decoder_block_step, empty_self_cache
+from ..decoder import (
+    DECODER_KEYS,
+    cross_attention_cache,
+    decoder_block_step,
+    empty_self_cache,
+    transformer_decoder_block,
+)
+from ..encoder import transformer_encoder_block
 from ..multihead import MultiHeadAttention
 from ..positional import positional_encoding
 from .backward import (
     BLOCK_KEYS,
     embedding_backward,
     encoder_block_backward,
-    encoder_block_forward,
     softmax_cross_entropy,
 )
-from .decoder_backward import ATTENTION_KEYS, decoder_block_backward, decoder_block_forward
+from .decoder_backward import ATTENTION_KEYS, decoder_block_backward
 
 SITES = ("enc", "self", "cross")  # a head's place: encoder self-attention, decoder self- or cross-attention
 
@@ -142,7 +148,7 @@ class EncoderDecoder:
         memory : ndarray, shape (B, S, d_model)
         cache : dict
             ``src``, ``key_mask`` (B, S) True on real positions, ``blocks`` (the caches of
-            :func:`attn.training.backward.encoder_block_forward`, whose ``weights`` (B, h, S, S) are the
+            :func:`attn.encoder.transformer_encoder_block`, whose ``weights`` (B, h, S, S) are the
             maps).
         """
         src = check_tokens(src, "src", self.V)
@@ -152,8 +158,9 @@ class EncoderDecoder:
         x = self.params["src_emb"][src] + self._positions(S, "src")  # (B, S, d_model)
         blocks = []
         for layer in range(self.num_layers):
-            x, cache = encoder_block_forward(x, self._mha("enc", layer), self._block_params("enc", layer),
-                                             attn_mask)  # (B, S, d_model)
+            x, cache = transformer_encoder_block(x, self._mha("enc", layer), mask=attn_mask,
+                                                 return_cache=True,
+                                                 **self._block_params("enc", layer))  # (B, S, d_model)
             blocks.append(cache)
         return x, {"src": src, "key_mask": key_mask, "blocks": blocks}
 
@@ -172,7 +179,7 @@ class EncoderDecoder:
         logits : ndarray, shape (B, T, V)
         cache : dict
             ``tgt_in``, ``out`` (B, T, d_model) the last block's output, ``blocks`` (the caches of
-            :func:`attn.training.decoder_backward.decoder_block_forward`, with ``self_weights`` (B, h, T, T)
+            :func:`attn.decoder.transformer_decoder_block`, with ``self_weights`` (B, h, T, T)
             and ``cross_weights`` (B, h, T, S)).
         """
         tgt_in = check_tokens(tgt_in, "tgt_in", self.V)
@@ -185,8 +192,10 @@ class EncoderDecoder:
         y = self.params["tgt_emb"][tgt_in] + self._positions(T, "tgt_in")  # (B, T, d_model)
         blocks = []
         for layer in range(self.num_layers):
-            y, cache = decoder_block_forward(y, memory, self._mha("self", layer), self._mha("cross", layer),
-                                             self._block_params("dec", layer), self_mask, cross_mask)
+            y, cache = transformer_decoder_block(y, memory, self._mha("self", layer),
+                                                 self._mha("cross", layer), self_mask=self_mask,
+                                                 cross_mask=cross_mask, return_cache=True,
+                                                 **self._block_params("dec", layer))  # (B, T, d_model)
             blocks.append(cache)
         logits = y @ self.params["W_out"] + self.params["b_out"]  # (B, T, V)
         return logits, {"tgt_in": tgt_in, "out": y, "blocks": blocks}
