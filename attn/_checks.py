@@ -46,7 +46,9 @@ def as_float(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
         raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
     if arr.dtype not in (np.float32, np.float64):
         arr = arr.astype(np.float64)
-    bad = np.isnan(arr) | (np.isposinf(arr) if allow_neg_inf else np.isinf(arr))
+    if np.isfinite(arr).all():  # one pass in the usual case (the training loops call this every step)
+        return arr
+    bad = np.isnan(arr) | (arr == np.inf if allow_neg_inf else np.isinf(arr))
     if bad.any():
         what = "NaN or +inf" if allow_neg_inf else "NaN or inf"
         raise ValueError(

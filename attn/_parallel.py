@@ -7,9 +7,8 @@ used and float32 sums are bit-for-bit the same as in a serial run (``tests/test_
 the two). In the browser (Pyodide, no processes) the jobs run one after the other; whether
 WebAssembly's sums match the native ones bit for bit is not tested.
 
-:class:`ProgressLine` is a job's optional progress line (the training loops of :mod:`attn.training.copytask`,
-:mod:`attn.training.tasks` and :mod:`attn.training.copy_transformer`; the in-browser short variants turn it
-on).
+:class:`ProgressLine` is a job's optional progress line (the training loop's, :mod:`attn.training.loop`;
+the in-browser short variants turn it on).
 """
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """Time and memory measurements: the CPU clock of every training loop, and dense against tiled
 attention over the sequence length n.
 
-:func:`cpu_time` is the clock the training loops (:mod:`attn.training.copytask`, :mod:`attn.training.tasks`,
-:mod:`attn.training.copy_transformer`) and the pages time CPU with: ``time.process_time()``, except in the
-browser, where Pyodide's ``process_time()`` stays at 0 and the single-threaded process's wall clock
-stands in for it.
+:func:`cpu_time` is the clock the training loop (:mod:`attn.training.loop`) and the pages time CPU
+with: ``time.process_time()``, except in the browser, where Pyodide's ``process_time()`` stays at 0
+and the single-threaded process's wall clock stands in for it.
 
 The attention comparison is one measurement for ``bench/tiled.py`` (``make bench``: n from 256 up to
 what the machine allows) and for the page "Atenção em blocos" (a small range of n): both call

@@ -1,8 +1,9 @@
 """Benchmark of the copy-task training step: NumPy (attn.training.seq2seq) vs the same model in PyTorch CPU.
 
 Both run with one BLAS / intra-op thread, float32, batch 64, the default
-CopyConfig sizes. Prints milliseconds per training step (forward, backward,
-clipping and Adam) at several sequence lengths, the expected time of a whole
+CopyConfig sizes. Prints CPU milliseconds per training step (forward, backward,
+clipping and Adam; best of several, CPU time so that a shared machine's waits
+do not count) at several sequence lengths, the expected CPU time of a whole
 training run (the lengths are bucketed, so a step costs the average over the
 length distribution). `make copy-task` times the real parallel run.
 
@@ -15,9 +16,9 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy is imported
 import argparse  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+from transformer import best_of  # noqa: E402  (bench/transformer.py: run as a script, bench/ is on the path)
 
 from attn.training.copytask import CopyConfig, make_batch, training_lengths  # noqa: E402
 from attn.training.optim import Adam, clip_grad_norm  # noqa: E402
@@ -37,13 +38,7 @@ def time_numpy(cfg, attention, L, repeats):
         clip_grad_norm(g, 1.0)
         opt.step(g)
 
-    step()
-    best = np.inf
-    for _ in range(repeats):  # best of several: the machine is shared
-        t0 = time.perf_counter()
-        step()
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return best_of(step, repeats)[1]  # CPU seconds
 
 
 def time_torch(cfg, attention, L, repeats):
@@ -95,13 +90,7 @@ def time_torch(cfg, attention, L, repeats):
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
 
-    step()
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        step()
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return best_of(step, repeats)[1]  # CPU seconds
 
 
 def expected_run_seconds(cfg, per_step):
@@ -118,9 +107,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     cfg = CopyConfig()
     print(f"copy task, batch {cfg.batch_size}, E={cfg.emb_size} H={cfg.hidden_size} d_attn={cfg.d_attn}, "
-          f"float32, 1 thread; best of {args.repeats}, ms per training step")
+          f"float32, 1 thread; best of {args.repeats}, CPU ms per training step")
     header = f"{'model':<12} {'impl':<7}" + "".join(f"{'L=' + str(L):>9}" for L in LENGTHS)
-    print(header + f"{'run (s)':>10}")
+    print(header + f"{'run cpu s':>10}")
     for attention in (True, False):
         name = "attention" if attention else "plain"
         impls = [("numpy", time_numpy)] + ([] if args.no_torch else [("torch", time_torch)])

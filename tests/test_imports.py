@@ -153,7 +153,7 @@ ATTN_LAYERS = {
                  "attn.training.seq2seq", "attn.training.encoder_model", "attn.training.decoder_backward",
                  "attn.training.transformer"},
     "experiments": {"attn.training.copytask", "attn.training.tasks", "attn.training.interpret",
-                    "attn.training.copy_transformer", "attn.measure", "attn.experiments"},
+                    "attn.training.copy_transformer", "attn.training.loop", "attn.measure", "attn.experiments"},
     "book": {"attn.plotting", "attn.diagrams", "attn.prose"},
 }
 LAYER_ORDER = ["base", "primitives", "training", "experiments"]

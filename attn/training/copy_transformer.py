@@ -1,17 +1,13 @@
 """The copy task of lesson 5.10 for the encoder–decoder Transformer: the GRU experiment's data and evaluation.
 
 Everything about the task comes from :mod:`attn.training.copytask` and is imported, never re-typed: the
-batches (:func:`attn.training.copytask.training_lengths`, :func:`attn.training.copytask.make_batch`, drawn
-from the
-generator ``default_rng([seed, 1])`` exactly as :func:`attn.training.copytask.train` draws them, so seed 0
-sees the GRU's batches), the lengths and the evaluation (:func:`attn.training.copytask.evaluate`, the same
-sequences for every model). The model is :class:`attn.training.transformer.EncoderDecoder`, trained with the
-same
-Adam, warm-up + cosine schedule and clipping as the GRUs.
+batches (:func:`attn.training.copytask.batches`, drawn from the generator ``default_rng([seed, 1])`` of
+:func:`attn.training.loop.train`, so seed 0 sees the GRU's batches), the lengths and the evaluation
+(:func:`attn.training.copytask.evaluate`, the same sequences for every model). The model is
+:class:`attn.training.transformer.EncoderDecoder`, trained by the GRUs' loop.
 
 For the length-generalisation experiment, :func:`run_job` also trains the GRU models of
-:mod:`attn.training.copytask` on shorter sequences (their own training loop), so that one process pool runs
-every model of the page.
+:mod:`attn.training.copytask` on shorter sequences, so that one process pool runs every model of the page.
 
 Run from the terminal (one model per core)::
 
@@ -26,33 +22,33 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .._parallel import ProgressLine, map_in_two_processes
-from ..measure import cpu_time
-from . import copytask
-from .copytask import CopyConfig, make_batch, training_lengths
-from .optim import Adam, clip_grad_norm, cosine_lr
+from .._parallel import map_in_two_processes
+from . import copytask, loop
+from .copytask import CopyConfig
+from .loop import TrainConfig
 from .seq2seq import Seq2Seq
 from .transformer import SITES, EncoderDecoder
 
 
 @dataclass(frozen=True)
-class TransformerCopyConfig:
-    """Every knob of one Transformer run; ``data`` holds the task (the GRU experiment's by default)."""
+class TransformerCopyConfig(TrainConfig):
+    """Every knob of one Transformer run; ``data`` holds the task (the GRU experiment's by default).
 
+    The loop's knobs are :class:`attn.training.loop.TrainConfig`'s, with this model's defaults (the
+    batches come from ``data``; its own ``steps``, rate and schedule are the GRU's, unused here).
+    """
+
+    steps: int = 300
+    lr: float = 1e-2
+    beta2: float = 0.98
+    warmup: int = 50
+    eval_every: int = 100  # steps between mid-training evaluations (0 = none)
     data: CopyConfig = field(default_factory=CopyConfig)
     d_model: int = 32
     num_heads: int = 2
     d_ff: int = 64
     num_layers: int = 1
     max_len: int = 128  # rows of the PE table: the longest sequence the model can read
-    steps: int = 300
-    lr: float = 1e-2
-    beta2: float = 0.98
-    warmup: int = 50
-    final_lr: float = 1e-4
-    clip: float = 1.0
-    seed: int = 0
-    eval_every: int = 100  # steps between mid-training evaluations (0 = none)
 
 
 def new_model(cfg: TransformerCopyConfig, dtype=np.float32) -> EncoderDecoder:
@@ -79,7 +75,8 @@ def mid_evaluation(model, data: CopyConfig) -> dict:
 
 
 def train(cfg: TransformerCopyConfig, progress: bool = False, position: int = 0):
-    """Train one model, as :func:`attn.training.copytask.train` trains a GRU (same batches for the same seed).
+    """Train one model with :func:`attn.training.loop.train`, on the batches of
+    :func:`attn.training.copytask.batches` (the GRU's batches for the same seed).
 
     With ``progress``, a text line (``attn._parallel.ProgressLine``) shows the steps done.
 
@@ -87,30 +84,14 @@ def train(cfg: TransformerCopyConfig, progress: bool = False, position: int = 0)
     -------
     model : EncoderDecoder
     history : dict
-        ``loss`` per step, ``mid_eval`` as a list of ``(step, {length: accuracy})`` (the evaluation
-        of :func:`mid_evaluation`), ``seconds`` (wall clock) and ``cpu_seconds`` of the training
-        loop, its evaluations included, as :func:`attn.training.copytask.train` measures it.
+        ``loss`` and ``grad_norm`` per step, ``mid_eval`` as a list of ``(step, {length: accuracy})``
+        (the evaluation of :func:`mid_evaluation`), ``seconds`` (wall clock) and ``cpu_seconds`` of the
+        training loop, its evaluations included, as for the GRUs.
     """
-    data = cfg.data
     model = new_model(cfg)
-    opt = Adam(model.params, lr=cfg.lr, betas=(0.9, cfg.beta2))
-    rng = np.random.default_rng([cfg.seed, 1])
-    history = {"loss": [], "mid_eval": []}
-    bar = ProgressLine(progress, cfg.steps, f"Transformer, semente {cfg.seed}", position)
-    start, cpu_start = time.perf_counter(), cpu_time()
-    for step in range(cfg.steps):
-        lengths = training_lengths(rng, data, step)
-        src, tgt_in = make_batch(rng, data.batch_size, lengths, data.n_symbols)
-        loss, grads = model.loss_and_grads(src, lengths, tgt_in, src, lengths)
-        clip_grad_norm(grads, cfg.clip)
-        opt.step(grads, lr=cosine_lr(step, cfg.steps, cfg.lr, cfg.warmup, cfg.final_lr))
-        history["loss"].append(loss)
-        if cfg.eval_every and (step + 1) % cfg.eval_every == 0:
-            history["mid_eval"].append((step + 1, mid_evaluation(model, data)))
-        bar.step(step, loss)
-    history["seconds"] = time.perf_counter() - start
-    history["cpu_seconds"] = cpu_time() - cpu_start
-    bar.close()
+    history = loop.train(model, cfg, copytask.batches(cfg.data),
+                         lambda model: {"mid_eval": mid_evaluation(model, cfg.data)},
+                         progress=progress, desc=f"Transformer, semente {cfg.seed}", position=position)
     return model, history
 
 

@@ -1,4 +1,4 @@
-"""The copy task: data, training loop, evaluation, and both models trained side by side.
+"""The copy task: data, evaluation, and both models trained side by side (by :mod:`attn.training.loop`).
 
 A source is a random string of symbols; the target is the same string. Token
 ids: ``0`` padding, ``1`` start-of-output, ``2 .. n_symbols + 1`` the symbols,
@@ -30,9 +30,9 @@ from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
-from .._parallel import ProgressLine, map_in_two_processes
-from ..measure import cpu_time
-from .optim import Adam, clip_grad_norm, cosine_lr
+from .._parallel import map_in_two_processes
+from . import loop
+from .loop import TrainConfig
 from .seq2seq import ATTENTION_MODES, Seq2Seq
 
 PAD, BOS, FIRST_SYMBOL = 0, 1, 2
@@ -42,35 +42,32 @@ TARGET_ACCURACY = 0.9  # "steps to a fixed accuracy": mean accuracy over EVAL_LE
 
 
 @dataclass(frozen=True)
-class CopyConfig:
+class CopyConfig(TrainConfig):
     """Every knob of one training run (the same data, steps and schedule for both models).
 
+    The loop's knobs (steps, rate, schedule, clipping, seed, ``eval_every``) are those of
+    :class:`attn.training.loop.TrainConfig`, with this experiment's defaults.
     ``plain_long_factor`` is read by :func:`run_both` only: it also trains the plain model for
     ``plain_long_factor * steps`` steps (0 = not), to tell under-training from what more steps
     do not change.
     """
 
+    steps: int = 2000
+    lr: float = 5e-3
+    eval_every: int = 250  # steps between mid-training evaluations (0 = none); the last step is evaluated too
     attention: bool = True
     n_symbols: int = 10
     emb_size: int = 16
     hidden_size: int = 64
     d_attn: int = 16
     batch_size: int = 64
-    steps: int = 2000
-    lr: float = 5e-3
-    beta2: float = 0.999
-    warmup: int = 100
-    final_lr: float = 1e-4
-    clip: float = 1.0
     min_len: int = 5
     max_len: int = 90
     spread: int = 8
     ramp_steps: int = 0  # curriculum: the longest length grows from ramp_start to max_len over these steps
     ramp_start: int = 20
-    seed: int = 0
     eval_lengths: tuple = EVAL_LENGTHS
     eval_per_length: int = 1000
-    eval_every: int = 250  # steps between mid-training evaluations (0 = none); the last step is evaluated too
     eval_mid_per_length: int = 200  # the first ones of the final evaluation's sequences
     plain_long_factor: int = 2
 
@@ -189,8 +186,18 @@ def standard_error(scores, length):
     return float(np.std(scores / length, ddof=1) / np.sqrt(scores.size))
 
 
+def batches(data: CopyConfig):
+    """The copy task's batch function for :func:`attn.training.loop.train`: bucketed lengths, random
+    sources, the arguments of ``loss_and_grads`` (``src, src_len, tgt_in, tgt_out = src, tgt_len``)."""
+    def batch(rng, step):
+        lengths = training_lengths(rng, data, step)
+        src, tgt_in = make_batch(rng, data.batch_size, lengths, data.n_symbols)
+        return src, lengths, tgt_in, src, lengths
+    return batch
+
+
 def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
-    """Train one model with Adam, warm-up + cosine decay and global-norm clipping.
+    """Train one model with :func:`attn.training.loop.train` (Adam, warm-up + cosine decay, clipping).
 
     Returns
     -------
@@ -204,28 +211,15 @@ def train(cfg: CopyConfig, progress: bool = False, position: int = 0):
         (CPU time of this process).
     """
     model = Seq2Seq(cfg.vocab_size, cfg.emb_size, cfg.hidden_size, cfg.attention, cfg.d_attn, seed=cfg.seed)
-    opt = Adam(model.params, lr=cfg.lr, betas=(0.9, cfg.beta2))
-    rng = np.random.default_rng([cfg.seed, 1])
-    history = {"loss": [], "grad_norm": [], "mid_eval": [], "mid_eval_se": []}
-    bar = ProgressLine(progress, cfg.steps, "atenção" if cfg.attention else "sem atenção", position)
     n_mid = min(cfg.eval_mid_per_length, cfg.eval_per_length)  # a subset of the final evaluation's sequences
-    start, cpu_start = time.perf_counter(), cpu_time()
-    for step in range(cfg.steps):
-        lengths = training_lengths(rng, cfg, step)
-        src, tgt_in = make_batch(rng, cfg.batch_size, lengths, cfg.n_symbols)
-        loss, grads = model.loss_and_grads(src, lengths, tgt_in, src, lengths)
-        norm = clip_grad_norm(grads, cfg.clip)
-        opt.step(grads, lr=cosine_lr(step, cfg.steps, cfg.lr, cfg.warmup, cfg.final_lr))
-        history["loss"].append(loss)
-        history["grad_norm"].append(norm)
-        if cfg.eval_every and ((step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps):
-            scores = sequence_scores(model, cfg.eval_lengths, n_mid, cfg.n_symbols)
-            history["mid_eval"].append((step + 1, _accuracy(scores)))
-            history["mid_eval_se"].append((step + 1, {L: standard_error(s, L) for L, s in scores.items()}))
-        bar.step(step, loss)
-    history["seconds"] = time.perf_counter() - start
-    history["cpu_seconds"] = cpu_time() - cpu_start
-    bar.close()
+
+    def evaluate_mid(model):
+        scores = sequence_scores(model, cfg.eval_lengths, n_mid, cfg.n_symbols)
+        errors = {L: standard_error(s, L) for L, s in scores.items()}
+        return {"mid_eval": _accuracy(scores), "mid_eval_se": errors}
+
+    history = loop.train(model, cfg, batches(cfg), evaluate_mid, progress=progress,
+                         desc="atenção" if cfg.attention else "sem atenção", position=position)
     return model, history
 
 

@@ -30,20 +30,23 @@ from fractions import Fraction
 import numpy as np
 
 from .._checks import positive_int
-from .._parallel import ProgressLine, map_in_two_processes
-from ..measure import cpu_time
+from .._parallel import map_in_two_processes
+from . import loop
 from .encoder_model import TransformerEncoder
 from .interpret import attention_entropy
-from .optim import Adam, clip_grad_norm, cosine_lr
+from .loop import TrainConfig
 
 TASKS = ("reverse", "count")
 STEPS = {"reverse": 300, "count": 900}  # training steps of the page's models (reversal is learned fast)
 
 
 @dataclass(frozen=True)
-class TaskConfig:
-    """Every knob of one training run."""
+class TaskConfig(TrainConfig):
+    """Every knob of one training run (the loop's: :class:`attn.training.loop.TrainConfig`)."""
 
+    steps: int = 1200
+    lr: float = 3e-3
+    eval_every: int = 100  # steps between accuracy checks on held-out sequences (0 = none)
     task: str = "reverse"
     n_symbols: int = 10
     length: int = 12
@@ -54,14 +57,7 @@ class TaskConfig:
     positional: bool = True
     scaled: bool = True
     batch_size: int = 64
-    steps: int = 1200
-    lr: float = 3e-3
     qk_lr_scale: float = 1.0  # a factor on the learning rate of W_q and W_k only (every layer)
-    warmup: int = 100
-    final_lr: float = 1e-4
-    clip: float = 1.0
-    seed: int = 0
-    eval_every: int = 100  # steps between accuracy checks on held-out sequences (0 = none)
     eval_mid_size: int = 256
     eval_size: int = 2000
 
@@ -114,12 +110,13 @@ def evaluate(model, cfg: TaskConfig, size: int, seed: int) -> float:
     return float((model.predict(tokens) == targets).mean())
 
 
-def _checkpoint(model, cfg: TaskConfig):
-    """Accuracy and attention entropy (L, h) on the mid-training sequences, from one forward."""
+def _checkpoint(model, cfg: TaskConfig) -> dict:
+    """Accuracy (``mid_eval``) and attention entropy (``entropy``, (L, h)) on the mid-training sequences."""
     tokens, targets = eval_batch(cfg, cfg.eval_mid_size, seed=cfg.seed + 7)
     logits, cache = model.forward(tokens)  # (B, n, C)
     weights = np.stack([c["weights"] for c in cache["blocks"]])  # (L, B, h, n, n)
-    return float((logits.argmax(axis=-1) == targets).mean()), attention_entropy(weights)
+    accuracy = float((logits.argmax(axis=-1) == targets).mean())
+    return {"mid_eval": accuracy, "entropy": attention_entropy(weights)}
 
 
 def class_prior(task: str, length: int, n_symbols: int) -> np.ndarray:
@@ -210,50 +207,35 @@ def best_position_blind_accuracy(length: int, n_symbols: int) -> Fraction:
 
 
 def train(cfg: TaskConfig, progress: bool = False, position: int = 0):
-    """Train one model with Adam, warm-up + cosine decay and global-norm clipping.
+    """Train one model with :func:`attn.training.loop.train` (Adam, warm-up + cosine decay, clipping).
 
     Returns
     -------
     model : TransformerEncoder
     history : dict
         ``loss`` per step; ``grad_norm``: the norms of the gradients of ``W_q`` and ``W_k`` of every
-        layer before clipping, ``{"W_q": (steps, L), "W_k": (steps, L)}``; every ``eval_every`` steps
-        and before the first one (step 0), ``mid_eval``, a list of ``(step, accuracy)``, and
-        ``entropy``, a list of ``(step, (L, h) array)`` of :func:`attn.training.interpret.attention_entropy`,
-        both on the same ``eval_mid_size`` held-out sequences; ``seconds`` of training (wall clock)
-        and ``cpu_seconds`` (CPU time of this process: what the wall time would be on an idle core).
+        layer before clipping, ``{"W_q": (steps, L), "W_k": (steps, L)}``; every ``eval_every``
+        steps, after the last one and before the first one (step 0), ``mid_eval``, a list of
+        ``(step, accuracy)``, and ``entropy``, a list of ``(step, (L, h) array)`` of
+        :func:`attn.training.interpret.attention_entropy`, both on the same ``eval_mid_size``
+        held-out sequences; ``seconds`` of training (wall clock) and ``cpu_seconds`` (CPU time of
+        this process: what the wall time would be on an idle core).
     """
     model = new_model(cfg)
-    opt = Adam(model.params, lr=cfg.lr, lr_scale={k: cfg.qk_lr_scale for k in model.params
-                                                  if k.endswith((".W_q", ".W_k")) and cfg.qk_lr_scale != 1.0})
-    rng = np.random.default_rng([cfg.seed, 1])
-    history = {"loss": [], "mid_eval": [], "entropy": [], "grad_norm": {"W_q": [], "W_k": []}}
+    watched = {key: [f"{layer}.{key}" for layer in range(cfg.num_layers)] for key in ("W_q", "W_k")}
 
-    def checkpoint(step):
-        accuracy, entropy = _checkpoint(model, cfg)
-        history["mid_eval"].append((step, accuracy))
-        history["entropy"].append((step, entropy))
+    def batch(rng, step):
+        return make_batch(rng, cfg.task, cfg.batch_size, cfg.length, cfg.n_symbols)
 
-    bar = ProgressLine(progress, cfg.steps, cfg.task, position)
-    start, cpu_start = time.perf_counter(), cpu_time()
-    if cfg.eval_every:
-        checkpoint(0)
-    for step in range(cfg.steps):
-        tokens, targets = make_batch(rng, cfg.task, cfg.batch_size, cfg.length, cfg.n_symbols)
-        loss, grads = model.loss_and_grads(tokens, targets)
-        for key, norms in history["grad_norm"].items():  # before clipping
-            norms.append([np.linalg.norm(grads[f"{layer}.{key}"]) for layer in range(cfg.num_layers)])
-        clip_grad_norm(grads, cfg.clip)
-        opt.step(grads, lr=cosine_lr(step, cfg.steps, cfg.lr, cfg.warmup, cfg.final_lr))
-        history["loss"].append(loss)
-        if cfg.eval_every and (step + 1) % cfg.eval_every == 0:
-            checkpoint(step + 1)
-        bar.step(step, loss)
-    history["seconds"] = time.perf_counter() - start
-    history["cpu_seconds"] = cpu_time() - cpu_start
-    history["grad_norm"] = {k: np.array(v, dtype=np.float64).reshape(-1, cfg.num_layers)
-                            for k, v in history["grad_norm"].items()}
-    bar.close()
+    qk = [k for k in model.params if k.endswith((".W_q", ".W_k"))]
+    lr_scale = {k: cfg.qk_lr_scale for k in qk} if cfg.qk_lr_scale != 1.0 else None
+    history = loop.train(model, cfg, batch, lambda model: _checkpoint(model, cfg), evaluate_first=True,
+                         lr_scale=lr_scale,
+                         watch=[name for names in watched.values() for name in names],
+                         progress=progress, desc=cfg.task, position=position)
+    norms = history.pop("watched")
+    history["grad_norm"] = {key: np.array([norms[name] for name in names], dtype=np.float64).T  # (steps, L)
+                            for key, names in watched.items()}
     return model, history
 
 
