@@ -22,7 +22,6 @@ import asyncio
 import json
 import mimetypes
 import os
-import re
 import struct
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
