@@ -137,15 +137,17 @@ def heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, title=None, xl
 
 
 # On a 390 px phone the text column is 342 CSS px wide and a figure shrinks to it; its smallest text
-# (font.size pt, 1 pt = 1/72 in) stays legible, about 9 CSS px, only if the figure is at most
-# font.size / 72 * 342 / 9 inches wide (5,3 in at 10 pt), whatever its dpi.
+# (font.size pt, 1 pt = 1/72 in) stays legible, about 9 CSS px, only if the saved image is at most
+# font.size / 72 * 342 / 9 inches wide (5,3 in at 10 pt), whatever its dpi. Notebooks save figures
+# with bbox_inches="tight", which adds savefig.pad_inches on each side: the figure is narrower by that.
 PHONE_COLUMN_PX = 342
 MIN_TEXT_PX = 9
 
 
 def max_figure_width() -> float:
-    """The widest figure, in inches, whose text stays about 9 CSS px on a 390 px phone (5,3 at 10 pt)."""
-    return plt.rcParams["font.size"] / 72 * PHONE_COLUMN_PX / MIN_TEXT_PX
+    """The widest figure, in inches, whose text stays about 9 CSS px on a 390 px phone (5,1 at 10 pt)."""
+    saved = plt.rcParams["font.size"] / 72 * PHONE_COLUMN_PX / MIN_TEXT_PX  # widest saved image
+    return saved - 2 * plt.rcParams["savefig.pad_inches"]
 
 
 def panels(n: int, panel=(4.5, 3.2), **subplots_kw):

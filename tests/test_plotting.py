@@ -222,8 +222,9 @@ def test_panels_fit_a_phone_and_stack(n, panel, grid):
     assert len(fig.axes) == rows * cols and sum(ax.get_visible() for ax in fig.axes) == n
     scale = min(1.0, attn.plotting.max_figure_width() / panel[0])
     assert (width, height) == pytest.approx((cols * panel[0] * scale, rows * panel[1] * scale))
-    # text of font.size pt on a figure this wide, shrunk to a 342 px phone column, is at least 9 px
-    assert plt.rcParams["font.size"] / 72 * 342 / width >= 9 - 1e-9
+    # text of font.size pt on the saved image (tight bounding box: the padding on both sides), shrunk to
+    # a 342 px phone column, is at least 9 px
+    assert plt.rcParams["font.size"] / 72 * 342 / (width + 2 * plt.rcParams["savefig.pad_inches"]) >= 9 - 1e-9
     plt.close(fig)
 
 
