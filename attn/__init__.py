@@ -13,7 +13,7 @@ from .core import causal_mask, masked_softmax, padding_mask, scaled_dot_product_
 from .encoder import ffn, layer_norm, transformer_encoder_block
 from .multihead import MultiHeadAttention
 from .multihead_luong import multihead_general_attention
-from .plotting import ascii_heatmap, heatmap, use_style
+from .plotting import ascii_heatmap, heatmap, panels, use_style
 from .positional import positional_encoding, positional_frequencies
 from .self_attention import SelfAttention
 
@@ -28,6 +28,7 @@ __all__ = [
     "general_attention",
     "multihead_general_attention",
     "heatmap",
+    "panels",
     "use_style",
     "ascii_heatmap",
     "SelfAttention",

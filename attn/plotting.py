@@ -10,13 +10,16 @@ labels, legends) goes through :func:`number`.
 """
 from __future__ import annotations
 
+import math
+import sys
+
 import matplotlib.pyplot as plt
 import matplotlib.scale
 import matplotlib.ticker
 import numpy as np
 
 from ._checks import as_float, check_ndim, positive_int, shape_str
-from .prose import fmt
+from .prose import fmt, table_number
 
 STYLE = {
     "figure.facecolor": "white",
@@ -60,10 +63,14 @@ def use_style() -> None:
     """Apply the site's matplotlib style: white background, readable sizes, decimal-comma ticks.
 
     Every linear axis created afterwards (colour bars included) labels its ticks with
-    :class:`DecimalCommaFormatter`; calling it again changes nothing.
+    :class:`DecimalCommaFormatter`; when the page has imported pandas, its tables print floats
+    with the decimal comma (:func:`attn.prose.table_number`). Calling it again changes nothing.
     """
     plt.rcParams.update(STYLE)
     matplotlib.scale.LinearScale.set_default_locators_and_formatters = _decimal_comma_defaults
+    pandas = sys.modules.get("pandas")  # a page's tables follow the prose rule too (attn needs no pandas)
+    if pandas is not None:
+        pandas.set_option("display.float_format", table_number)
 
 
 def moving_average(x, window: int):
@@ -126,7 +133,7 @@ def heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, title=None, xl
     if ax is None:
         longest = max((len(str(c)) for c in (col_labels if col_labels is not None else [""])), default=0)
         cell_w = max(0.6, 0.09 * longest + 0.25)  # inches per column: room for the column labels
-        size = (min(9.0, 2.4 + cell_w * m.shape[1]), min(7.0, 1.4 + 0.5 * m.shape[0]))
+        size = (min(max_figure_width(), 2.4 + cell_w * m.shape[1]), min(7.0, 1.4 + 0.5 * m.shape[0]))
         fig, ax = plt.subplots(figsize=size, layout="constrained", facecolor="white")
     else:
         fig = ax.figure
@@ -147,9 +154,57 @@ def heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, title=None, xl
         for (i, j), value in np.ndenumerate(m):
             rgba = im.cmap(norm(value))
             luminance = 0.299 * rgba[0] + 0.587 * rgba[1] + 0.114 * rgba[2]
-            ax.text(j, i, number(value, fmt), ha="center", va="center", fontsize=9,
+            ax.text(j, i, number(value, fmt), ha="center", va="center",
                     color="black" if luminance > 0.5 else "white")
     return fig, ax
+
+
+# On a 390 px phone the text column is 342 CSS px wide and a figure shrinks to it; its smallest text
+# (font.size pt, 1 pt = 1/72 in) stays legible, about 9 CSS px, only if the saved image is at most
+# font.size / 72 * 342 / 9 inches wide (5,3 in at 10 pt), whatever its dpi. Notebooks save figures
+# with bbox_inches="tight", which adds savefig.pad_inches on each side: the figure is narrower by that.
+PHONE_COLUMN_PX = 342
+MIN_TEXT_PX = 9
+
+
+def max_figure_width() -> float:
+    """The widest figure, in inches, whose text stays about 9 CSS px on a 390 px phone (5,1 at 10 pt)."""
+    saved = plt.rcParams["font.size"] / 72 * PHONE_COLUMN_PX / MIN_TEXT_PX  # widest saved image
+    return saved - 2 * plt.rcParams["savefig.pad_inches"]
+
+
+def panels(n: int, panel=(4.5, 3.2), **subplots_kw):
+    """A figure of ``n`` panels as wide as a phone allows: as many per row as fit, the rest below.
+
+    Parameters
+    ----------
+    n : int
+        Number of panels (axes), at least 1.
+    panel : (width, height) in inches
+        Size of one panel; scaled down, keeping its shape, if wider than :func:`max_figure_width`.
+    **subplots_kw
+        Passed to ``plt.subplots`` (e.g. ``sharey=True``); the layout is ``"constrained"``.
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    axes : ndarray of Axes, shape (n,)
+        The panels in reading order (left to right, then top to bottom); unused grid cells are hidden.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    width, height = panel
+    limit = max_figure_width()
+    if width > limit:
+        width, height = limit, height * limit / width
+    cols = max(1, min(n, int(limit // width)))
+    rows = math.ceil(n / cols)
+    fig, grid = plt.subplots(rows, cols, figsize=(cols * width, rows * height), layout="constrained",
+                             squeeze=False, facecolor="white", **subplots_kw)
+    axes = grid.ravel()  # (rows * cols,)
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
 
 
 ASCII_SHADES = " .:-=+*#%@"

@@ -56,6 +56,19 @@ def fmt(x, spec: str = ".2f") -> str:
     return _minus(_swap_separators(format(value, spec)))
 
 
+def table_number(x) -> str:
+    """A float in a pandas table (``display.float_format``, set by :func:`attn.use_style`).
+
+    Up to six significant digits, as pandas prints them, with the decimal comma and minus sign:
+    ``table_number(0.50652) == '0,50652'``, ``table_number(-1234.5) == '−1.234,5'``; below 10⁻⁴ or
+    from 10⁶ in scientific notation (:func:`sci`, 3 digits): ``table_number(4.5e-05) == '4,500 × 10⁻⁵'``.
+    """
+    value = _check_real(x)
+    if value != 0.0 and not 1e-4 <= abs(value) < 1e6:
+        return sci(value, 3)
+    return _minus(_swap_separators(f"{value:,.6g}"))
+
+
 def pct(x, digits: int = 1) -> str:
     """A fraction ``x`` as a percentage: ``pct(0.998) == '99,8 %'`` (space before ``%``, as in pt-BR)."""
     return f"{num(100.0 * _check_real(x), digits)} %"

@@ -208,3 +208,26 @@ def test_style_check_can_fail():
     assert draws_without_style("fig, ax = plt.subplots()\nax.plot([1, 2])")
     assert not draws_without_style("attn.use_style()\nfig, ax = plt.subplots()")
     assert not draws_without_style("print(1)")
+
+
+@pytest.mark.parametrize("n, panel, grid", [(1, (4.5, 3), (1, 1)), (3, (2.5, 2), (2, 2)), (2, (4.5, 3), (2, 1)),
+                                            (1, (10.6, 4), (1, 1))])
+def test_panels_fit_a_phone_and_stack(n, panel, grid):
+    attn.use_style()
+    fig, axes = attn.panels(n, panel=panel)
+    width, height = fig.get_size_inches()
+    assert width <= attn.plotting.max_figure_width() + 1e-9
+    assert axes.shape == (n,)
+    rows, cols = grid
+    assert len(fig.axes) == rows * cols and sum(ax.get_visible() for ax in fig.axes) == n
+    scale = min(1.0, attn.plotting.max_figure_width() / panel[0])
+    assert (width, height) == pytest.approx((cols * panel[0] * scale, rows * panel[1] * scale))
+    # text of font.size pt on the saved image (tight bounding box: the padding on both sides), shrunk to
+    # a 342 px phone column, is at least 9 px
+    assert plt.rcParams["font.size"] / 72 * 342 / (width + 2 * plt.rcParams["savefig.pad_inches"]) >= 9 - 1e-9
+    plt.close(fig)
+
+
+def test_panels_refuses_no_panels():
+    with pytest.raises(ValueError, match="n must be a positive integer"):
+        attn.panels(0)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from attn.prose import fmt, num, pct, sci
+from attn.prose import fmt, num, pct, sci, table_number
 
 
 @pytest.mark.parametrize(
@@ -53,3 +53,9 @@ def test_fmt_follows_a_format_spec():
     assert fmt(np.float64(0.5), ".0%") == "50%"
     with pytest.raises(ValueError, match="x must be finite"):
         fmt(float("nan"))
+
+
+@pytest.mark.parametrize("x, expected", [(0.50652, "0,50652"), (-1234.5, "−1.234,5"), (0.5, "0,5"), (2.0, "2"),
+                                         (-0.0, "0"), (4.5e-05, "4,500 × 10⁻⁵"), (-2.5e6, "−2,500 × 10⁶")])
+def test_table_number(x, expected):
+    assert table_number(x) == expected
