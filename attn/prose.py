@@ -61,8 +61,12 @@ def table_number(x) -> str:
 
     Up to six significant digits, as pandas prints them, with the decimal comma and minus sign:
     ``table_number(0.50652) == '0,50652'``, ``table_number(-1234.5) == '−1.234,5'``; below 10⁻⁴ or
-    from 10⁶ in scientific notation (:func:`sci`, 3 digits): ``table_number(4.5e-05) == '4,500 × 10⁻⁵'``.
+    from 10⁶ in scientific notation (:func:`sci`, 3 digits): ``table_number(4.5e-05) == '4,500 × 10⁻⁵'``;
+    a masked score ``-inf`` is ``'−∞'``.
     """
+    if isinstance(x, numbers.Real) and not isinstance(x, bool) and not math.isfinite(x):
+        # a masked score (-inf) is a value a table shows; pandas prints NaN itself (na_rep)
+        return "NaN" if math.isnan(x) else ("\u2212∞" if x < 0 else "∞")
     value = _check_real(x)
     if value != 0.0 and not 1e-4 <= abs(value) < 1e6:
         return sci(value, 3)

@@ -56,6 +56,7 @@ def test_fmt_follows_a_format_spec():
 
 
 @pytest.mark.parametrize("x, expected", [(0.50652, "0,50652"), (-1234.5, "−1.234,5"), (0.5, "0,5"), (2.0, "2"),
-                                         (-0.0, "0"), (4.5e-05, "4,500 × 10⁻⁵"), (-2.5e6, "−2,500 × 10⁶")])
+                                         (-0.0, "0"), (4.5e-05, "4,500 × 10⁻⁵"), (-2.5e6, "−2,500 × 10⁶"),
+                                         (float("-inf"), "−∞"), (np.inf, "∞"), (np.float64("nan"), "NaN")])
 def test_table_number(x, expected):
     assert table_number(x) == expected
