@@ -64,7 +64,7 @@ def use_style() -> None:
 
     Every linear axis created afterwards (colour bars included) labels its ticks with
     :class:`DecimalCommaFormatter`; when the page has imported pandas, its tables print floats
-    with the decimal comma (:func:`attn.prose.table_number`). Calling it again changes nothing.
+    with the decimal comma (``attn.prose.table_number``). Calling it again changes nothing.
     """
     plt.rcParams.update(STYLE)
     matplotlib.scale.LinearScale.set_default_locators_and_formatters = _decimal_comma_defaults

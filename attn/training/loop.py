@@ -58,7 +58,7 @@ def train(model, cfg: TrainConfig, batch, evaluate=None, *, evaluate_first: bool
     lr_scale : dict of float, optional
         A factor on the learning rate of the parameters it names (:class:`attn.training.optim.Adam`).
     progress, desc, position
-        A text progress line (:class:`attn._parallel.ProgressLine`).
+        A text progress line (``attn._parallel.ProgressLine``).
 
     Returns
     -------
