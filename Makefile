@@ -94,7 +94,7 @@ unit: $(DEV_STAMP)
 	$(BIN)/python -m pytest tests -q -m "not site$(NOT_FULL)" --durations=12 -n $(UNIT_JOBS) --dist loadfile
 
 site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-jar
-	$(BIN)/python -m pytest tests/test_site.py tests/test_navigation.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py \
+	$(BIN)/python -m pytest tests/test_site.py tests/test_navigation.py tests/test_figures_phone.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py \
 		-m "site$(NOT_FULL)" --durations=12
 
 # nbval re-executes each executed notebook in a fresh kernel and compares its text outputs with the
