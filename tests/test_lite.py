@@ -63,7 +63,7 @@ TRAINING_PROGRESS = {
     "book/alem/transformer_copia": [("Transformer, semente 0", 30), ("Transformer, semente 0", 20),
                                     ("sem atenção", 30), ("atenção", 30)],
 }
-EXPECTED_WEIGHTS = ("0.5065", "0.1863", "0.3072")  # the weights table (the site shows the same)
+EXPECTED_WEIGHTS = ("0,5065", "0,1863", "0,3072")  # the weights table, decimal comma (the site shows the same)
 # attachment:<name> is a Markdown cell's own attachment (the notebooks' glued figures, written by
 # tools/sphinx_site/notebook_markdown.py). JupyterLab renders the cell's HTML first, so the browser
 # tries the raw URL once (ERR_UNKNOWN_URL_SCHEME: no host is asked), then swaps in the attachment.
