@@ -154,7 +154,7 @@ def phone_pages():
                 found[rel] = await page.evaluate(MEASURE_JS)
                 if found[rel]["imgs"] or found[rel]["tables"]:
                     await page.screenshot(path=str(SHOT_DIR / (rel.replace("/", "__") + ".jpg")), full_page=True,
-                                          type="jpeg", quality=60)
+                                          type="jpeg", quality=60, timeout=180_000)
                 await page.close()
             await browser.close()
             return found

@@ -194,6 +194,9 @@ def _shot_path(rel: str, color_scheme: str, viewport: str) -> Path:
 # Full-page screenshots (the CI job's "screenshots" artifact, for a reviewer's eyes; no test reads them)
 # as JPEG: Chromium encodes a page-long JPEG in half the time of a PNG, at about the same size.
 SHOT_SUFFIX, SHOT_QUALITY = ".jpg", 85
+# A full-page shot of a 26,000-px page took over Playwright's default 30 s in CI, with nbval and
+# the unit tests sharing the two cores: the shot gets most of the visit's own time limit instead.
+SHOT_TIMEOUT_MS = 180_000
 
 
 def _shot_name(rel: str, suffix: str = "") -> str:
@@ -259,7 +262,7 @@ async def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", v
             visit.axe = await page.evaluate(AXE_RUN_JS)
         if shot:
             await page.screenshot(path=str(_shot_path(rel, color_scheme, viewport)), full_page=True,
-                                  type="jpeg", quality=SHOT_QUALITY)
+                                  type="jpeg", quality=SHOT_QUALITY, timeout=SHOT_TIMEOUT_MS)
     finally:
         await context.close()
     return visit
