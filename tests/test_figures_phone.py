@@ -170,10 +170,6 @@ def figure_text_px(img: dict, font_pt: float) -> float:
     return font_pt * png_dpi(png) / 72 * img["rendered"] / img["natural"]
 
 
-# Full tier for now: it fails on one figure, the copy-task diagram (attn.diagrams.copy_task, Fig. 17 of
-# lesson 5.10 ex 3: 7,5 px at 390 px); every other page's figures measure >= 9 px. Issue 33 stays open
-# until that diagram is redrawn and this test moves back to the pull-request tier.
-@pytest.mark.full
 def test_figure_text_is_readable_on_a_phone(phone_pages):
     font_pt = smallest_style_font_pt()
     small, report = [], {}
