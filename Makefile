@@ -136,7 +136,7 @@ bench: $(DEV_STAMP)
 # Lighthouse 12.2.3 (mobile preset) on seven pages of the built site: prints a table (bench/lighthouse.py).
 # Lighthouse comes through npx into a cache outside the repository; `make test` never installs it.
 lighthouse: $(DEV_STAMP) sysdeps book
-	$(BIN)/python bench/lighthouse.py
+	PYTHONPATH=tests $(BIN)/python bench/lighthouse.py
 
 copy-task: $(BOOK_STAMP)
 	$(BIN)/python -m attn.training.copytask

@@ -1,9 +1,9 @@
 """Lighthouse (mobile preset) on seven pages of the built site; prints one table. Run by `make lighthouse`.
 
 The site (``SITE_HTML_DIR``, default ``_build/html``) is served on 127.0.0.1 under its GitHub Pages
-project path by the same server as the browser test (``tests/test_site.py``: 404.html, gzip for
-text). Lighthouse 12.2.3 (13.x needs Node 22) runs through ``npx`` with its own npm cache outside
-the repository (``~/.cache/atencao-lighthouse``), so neither the repository nor ``make test`` ever
+project path by the browser tests' server (``tests/helpers.py``: 404.html, gzip for text).
+Lighthouse 12.2.3 (13.x needs Node 22) runs through ``npx`` with its own npm cache outside the
+repository (``~/.cache/atencao-lighthouse``), so neither the repository nor ``make test`` ever
 installs it; Chromium is Debian's ``/usr/bin/chromium``. Nothing here asserts: it prints figures.
 
 Columns: the four category scores (0-100), the transfer size of a first visit (Lighthouse's
@@ -28,21 +28,19 @@ load average 8: perf 68-87, a11y/BP/SEO 100).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
+
+from helpers import CHROMIUM, HTML_DIR, serve_site  # tests/ on PYTHONPATH (the Makefile)
 
 ROOT = Path(__file__).resolve().parent.parent
 LIGHTHOUSE = "lighthouse@12.2.3"
 NPM_CACHE = Path.home() / ".cache" / "atencao-lighthouse"
-CHROMIUM = "/usr/bin/chromium"
 # The six pages issue 24 measured (intro, Activity 4 Ex 1 and Ex 2, the oral exam, the Transformer
 # page, lesson 7.02) and the copy task; ``--pages`` takes others (paths under the site).
 PAGES = [
@@ -55,15 +53,6 @@ PAGES = [
     "book/aula510/ex3_copia_gru.html",
 ]
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]
-
-
-def _site_server():
-    """tests/test_site.py's PagesHandler (one definition of how GitHub Pages serves the site)."""
-    spec = importlib.util.spec_from_file_location("site_test", ROOT / "tests" / "test_site.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def _npx() -> list[str]:
@@ -103,28 +92,20 @@ def main() -> int:
     args = parser.parse_args()
     if args.reports:
         args.reports.mkdir(parents=True, exist_ok=True)
-    site = _site_server()
-    if not (site.HTML_DIR / "index.html").is_file():
-        sys.exit(f"no built site in {site.HTML_DIR}: run `make book`")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), site.PagesHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}{site.PREFIX}"
+    if not (HTML_DIR / "index.html").is_file():
+        sys.exit(f"no built site in {HTML_DIR}: run `make book`")
     env = dict(os.environ, CHROME_PATH=CHROMIUM, npm_config_cache=str(NPM_CACHE),
                PATH=f"{ROOT / '.venv' / 'bin'}:{os.environ.get('PATH', '')}")
     rows = []
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for rel in args.pages:
-                runs = []
-                for i in range(args.runs):
-                    out = (args.reports or Path(tmp)) / f"{Path(rel).stem}-{i}.json"
-                    runs.append(_figures(rel, _run(base + rel, out, env)))
-                row = sorted(runs, key=lambda r: r["performance"])[len(runs) // 2]
-                row["cls_runs"] = [r["cls"] for r in runs]
-                rows.append(row)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_site() as base, tempfile.TemporaryDirectory() as tmp:
+        for rel in args.pages:
+            runs = []
+            for i in range(args.runs):
+                out = (args.reports or Path(tmp)) / f"{Path(rel).stem}-{i}.json"
+                runs.append(_figures(rel, _run(base + rel, out, env)))
+            row = sorted(runs, key=lambda r: r["performance"])[len(runs) // 2]
+            row["cls_runs"] = [r["cls"] for r in runs]
+            rows.append(row)
     header = (f"{'page':<50} {'perf':>4} {'a11y':>4} {'best':>4} {'seo':>4} "
               f"{'KB gz':>7} {'LCP s':>6} {'TBT ms':>6} {'CLS':>6}")
     print(f"Lighthouse {LIGHTHOUSE.split('@')[1]}, mobile preset (simulated throttling), Chromium {CHROMIUM}")

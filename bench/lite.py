@@ -11,20 +11,17 @@ cell that fails. Needs `make book`.
 from __future__ import annotations
 
 import sys
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from export_executed import toc_pages  # tools/ and tests/ on PYTHONPATH (bench/run.py)
 from helpers import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     HTML_DIR,
-    PREFIX,
     CachingPagesHandler,
     button,
     error_text,
+    launch_chromium,
     run_all,
+    serve_site,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,16 +35,13 @@ def main(argv: list[str]) -> int:
 
     pages = [a for a in argv if not a.startswith("-")] or [
         p.relative_to(ROOT).with_suffix("").as_posix() for p in toc_pages()]
-    server = ThreadingHTTPServer(("127.0.0.1", 0), CachingPagesHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
     print("In-browser run of each page, cold (seconds from opening the notebook; headless Chromium, "
           "this machine)")
     print(f"{'page':<48} {'kernel ready':>12} {'first output':>12} {'last cell':>10}  errors")
     failed = 0
-    try:
+    with serve_site(CachingPagesHandler) as base:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            browser = launch_chromium(pw)
             try:
                 for rel in pages:
                     context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
@@ -63,9 +57,6 @@ def main(argv: list[str]) -> int:
                         print(error_text(error), flush=True)
             finally:
                 browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
     return int(failed > 0)
 
 

@@ -18,10 +18,11 @@ import json
 import mimetypes
 import os
 import re
+import threading
 import time
 from ast import literal_eval
-from contextlib import asynccontextmanager
-from http.server import SimpleHTTPRequestHandler
+from contextlib import asynccontextmanager, contextmanager
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -109,6 +110,24 @@ def served_file(url: str) -> str | None:
     return target.relative_to(HTML_DIR).as_posix() if target.is_file() else "404.html"
 
 
+@contextmanager
+def serve_site(handler=PagesHandler):
+    """The built site on a free local port, as GitHub Pages serves it; yields its base URL
+    (``http://127.0.0.1:<port>/<repository>/``)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def launch_chromium(pw):
+    """Debian's headless Chromium through Playwright ``pw`` (its sync or its async API)."""
+    return pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+
+
 
 class BrowserPool:
     """Up to ``size`` Chromium processes, each launched when a visit first needs it (none when every
@@ -121,7 +140,7 @@ class BrowserPool:
     async def lease(self):
         if self.free.empty() and self.launched < self.size:
             self.launched += 1
-            browser = await self.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            browser = await launch_chromium(self.pw)
             self.browsers.append(browser)
         else:
             browser = await self.free.get()

@@ -12,7 +12,7 @@ out (its computed ``mask-image``, tools/static/site-a11y.css) at scroll start, s
 the page's edge without a cue. No cell prints a decimal point (the site writes ``0,5065``).
 
 The site is served from ``SITE_HTML_DIR`` (default ``_build/html``) under its GitHub Pages
-project path (``site-identity.json``), as tests/test_site.py serves it; screenshots of the pages
+project path (``site-identity.json``) by tests/helpers.py's server; screenshots of the pages
 measured go to ``screenshots/phone-figures/`` next to the HTML directory.
 """
 
@@ -20,29 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import mimetypes
-import os
 import struct
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import matplotlib as mpl
 import pytest
+from helpers import HTML_DIR, PREFIX, launch_chromium, serve_site
 from matplotlib.font_manager import FontProperties
 
 from attn.plotting import STYLE
 
 pytestmark = pytest.mark.site
 
-ROOT = Path(__file__).resolve().parent.parent
-HTML_DIR = Path(os.environ.get("SITE_HTML_DIR", ROOT / "_build" / "html")).resolve()
 SHOT_DIR = HTML_DIR.parent / "screenshots" / "phone-figures"
-IDENTITY_FILE = HTML_DIR.parent / "site-identity.json"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]
 PHONE = {"width": 390, "height": 844}
 MIN_TEXT_PX = 9.0  # about the smallest text a reader can read on a phone held at arm's length
 TEXT_SIZE_KEYS = ("font.size", "axes.titlesize", "axes.labelsize", "xtick.labelsize", "ytick.labelsize",
@@ -63,29 +53,6 @@ def png_dpi(path: Path) -> float:
         return float(STYLE["figure.dpi"])
     x_per_unit, _, unit = struct.unpack(">IIB", data[at + 4:at + 13])
     return x_per_unit * 0.0254 if unit == 1 else float(STYLE["figure.dpi"])
-
-
-class Handler(SimpleHTTPRequestHandler):
-    prefix = "/"
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):  # noqa: N802 (http.server API)
-        path = unquote(urlsplit(self.path).path)
-        target = (HTML_DIR / path[len(self.prefix):]).resolve() if path.startswith(self.prefix) else None
-        if target is not None and target.is_dir():
-            target = target / "index.html"
-        status = 200
-        if target is None or HTML_DIR not in target.parents or not target.is_file():
-            status, target = 404, HTML_DIR / "404.html"
-        body = target.read_bytes()
-        ctype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-        self.send_response(status)
-        self.send_header("Content-Type", ctype + ("; charset=utf-8" if ctype.startswith("text/") else ""))
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
 
 def content_pages() -> list[str]:
@@ -134,18 +101,13 @@ def phone_pages():
     """Every content page at 390 px: its figures' and tables' measurements, and a screenshot."""
     if not (HTML_DIR / "index.html").is_file():
         pytest.fail(f"no built site in {HTML_DIR}: run `make book` (or set SITE_HTML_DIR)")
-    identity = json.loads(IDENTITY_FILE.read_text(encoding="utf-8")) if IDENTITY_FILE.is_file() else {}
-    Handler.prefix = urlsplit(identity.get("site_url", "/")).path
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_port}{Handler.prefix}"
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
 
-    async def run():
+    async def run(base):
         from playwright.async_api import async_playwright
 
         async with async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            browser = await launch_chromium(pw)
             context = await browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, locale="pt-BR")
             found = {}
             for rel in content_pages():
@@ -159,14 +121,12 @@ def phone_pages():
             await browser.close()
             return found
 
-    try:
-        yield asyncio.run(run())
-    finally:
-        server.shutdown()
+    with serve_site() as base:
+        yield asyncio.run(run(base))
 
 
 def figure_text_px(img: dict, font_pt: float) -> float:
-    png = HTML_DIR / img["src"][len(Handler.prefix):]
+    png = HTML_DIR / img["src"][len(PREFIX):]
     return font_pt * png_dpi(png) / 72 * img["rendered"] / img["natural"]
 
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import nbformat
@@ -35,18 +33,17 @@ from build_lite import (
 )
 from export_executed import toc_pages
 from helpers import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     HTML_DIR,
     PREFIX,
     ROOT,
     SHOT_DIR,
     CachingPagesHandler,
-    PagesHandler,
     button,
     error_text,
+    launch_chromium,
     output_text,
     run_all,
+    serve_site,
     short_variant_pages,
 )
 
@@ -82,14 +79,11 @@ def _run_in_browser(runs: list[str]) -> dict[str, dict]:
 
     if not (HTML_DIR / "lite" / "notebooks" / "index.html").is_file():
         pytest.fail(f"no in-browser build in {HTML_DIR / 'lite'}: run `make book`")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), CachingPagesHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
     results = {}
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
-    try:
+    with serve_site(CachingPagesHandler) as base:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            browser = launch_chromium(pw)
             try:
                 origin = base[: -len(PREFIX)] + "/"
                 for run in runs:
@@ -124,9 +118,6 @@ def _run_in_browser(runs: list[str]) -> dict[str, dict]:
                     context.close()
             finally:
                 browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
     return results
 
 
@@ -392,25 +383,18 @@ def test_a_student_opening_ex1_in_the_browser_sees_its_checkpoint_a_portuguese_s
     should_fold = [c["cell_type"] == "code" and bool(set(FOLDING_TAGS) & set(c["metadata"].get("tags", [])))
                    for c in notebook["cells"]]
     assert sum(should_fold) >= 4 and should_fold[0]  # Ex 1 hides its glue() cells; the setup cell (remove-cell)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), PagesHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                page = browser.new_page(viewport={"width": 1280, "height": 900}, locale="pt-BR")
-                _, url = button(page, base + PAGE)
-                page.goto(url, wait_until="load")
-                page.wait_for_function(f"() => {{ const s = ({OPENED_JS})(); return s && s.checkpoint; }}",
-                                       timeout=120_000)
-                seen = page.evaluate(OPENED_JS)
-                page.screenshot(path=str(SHOT_DIR / "lite__ex1_opened.png"), full_page=False)
-            finally:
-                browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_site() as base, sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900}, locale="pt-BR")
+            _, url = button(page, base + PAGE)
+            page.goto(url, wait_until="load")
+            page.wait_for_function(f"() => {{ const s = ({OPENED_JS})(); return s && s.checkpoint; }}",
+                                   timeout=120_000)
+            seen = page.evaluate(OPENED_JS)
+            page.screenshot(path=str(SHOT_DIR / "lite__ex1_opened.png"), full_page=False)
+        finally:
+            browser.close()
     assert "years" not in seen["checkpoint"] and "anos" not in seen["checkpoint"], seen["checkpoint"]
     assert seen["last_modified"] == page_times([Path(PAGE).with_suffix("").as_posix()])[
         Path(PAGE).with_suffix("").as_posix()], seen["last_modified"]

@@ -16,11 +16,9 @@ The site is the one ``SITE_HTML_DIR`` names (default ``_build/html``), served as
 from __future__ import annotations
 
 import re
-import threading
-from http.server import ThreadingHTTPServer
 
 import pytest
-from helpers import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX, PagesHandler
+from helpers import HTML_DIR, launch_chromium, serve_site
 
 pytestmark = pytest.mark.site
 
@@ -43,18 +41,12 @@ def site():
         pytest.fail(f"no built site in {HTML_DIR}: run `make book` (or set SITE_HTML_DIR)")
     from playwright.sync_api import sync_playwright
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), PagesHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                yield {"base": f"http://127.0.0.1:{server.server_address[1]}{PREFIX}", "browser": browser}
-            finally:
-                browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_site() as base, sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            yield {"base": base, "browser": browser}
+        finally:
+            browser.close()
 
 
 def _open(site, rel: str, width: int, **kwargs):

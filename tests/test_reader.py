@@ -25,12 +25,17 @@ import concurrent.futures
 import json
 import os
 import re
-import threading
 import time
-from http.server import ThreadingHTTPServer
 
 import pytest
-from helpers import CHROMIUM, CHROMIUM_ARGS, HTML_DIR, PREFIX, BrowserPool, PagesHandler
+from helpers import (
+    HTML_DIR,
+    PREFIX,
+    BrowserPool,
+    PagesHandler,
+    launch_chromium,
+    serve_site,
+)
 
 pytestmark = pytest.mark.site
 
@@ -73,19 +78,12 @@ def site():
         pytest.fail(f"no built site in {HTML_DIR}: run `make book` (or set SITE_HTML_DIR)")
     from playwright.sync_api import sync_playwright
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), ReaderHandler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                yield {"base": base, "browser": browser}
-            finally:
-                browser.close()
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_site(ReaderHandler) as base, sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        try:
+            yield {"base": base, "browser": browser}
+        finally:
+            browser.close()
 
 
 def _open(site, rel: str, viewport=DESKTOP, **kwargs):

@@ -18,9 +18,7 @@ import asyncio
 import json
 import os
 import re
-import threading
 from dataclasses import dataclass, field
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -30,11 +28,10 @@ from helpers import (
     HTML_DIR,
     IDENTITY,
     IDENTITY_FILE,
-    PREFIX,
     ROOT,
     SHOT_DIR,
     BrowserPool,
-    PagesHandler,
+    serve_site,
 )
 
 pytestmark = pytest.mark.site
@@ -310,15 +307,8 @@ def crawl():
         pytest.fail(f"no {IDENTITY_FILE} (written by tools/sphinx_site/identity.py): rebuild with `make book`")
 
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), PagesHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{server.server_address[1]}{PREFIX}"
-    try:
+    with serve_site() as base:
         visits, phone, dark = asyncio.run(_crawl(base))
-    finally:
-        server.shutdown()
-        server.server_close()
     shots = {_shot_path(v.rel, scheme, v.viewport).name
              for scheme, group in (("light", visits), ("light", phone), ("dark", dark)) for v in group.values()}
     for old in [*SHOT_DIR.glob("*.png"), *SHOT_DIR.glob("*" + SHOT_SUFFIX)]:  # of pages no longer there
