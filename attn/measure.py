@@ -156,7 +156,7 @@ def measure_single_thread(ns, sweep_n: int, tiles, **kwargs) -> tuple[list[dict]
 
 
 def fitted_exponent(n, y) -> float:
-    """Slope of the least-squares line through ``(log n, log y)``: ``y ∝ n^slope``."""
+    """Slope of the least-squares line through ``(log n, log y)``: ``y ∝ n^slope``; ``n``, ``y`` of shape (k,)."""
     n, y = np.asarray(n, dtype=float), np.asarray(y, dtype=float)
     return float(np.polyfit(np.log(n), np.log(y), 1)[0])
 

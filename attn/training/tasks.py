@@ -100,7 +100,10 @@ def model_from_params(cfg: TaskConfig, params: dict) -> TransformerEncoder:
 
 
 def eval_batch(cfg: TaskConfig, size: int, seed: int):
-    """The ``size`` held-out sequences drawn from ``seed`` (the same for every model), tokens and targets."""
+    """The ``size`` held-out sequences drawn from ``seed`` (the same for every model).
+
+    Returns ``tokens, targets``: int arrays of shape (size, cfg.length), as :func:`make_batch`.
+    """
     return make_batch(np.random.default_rng([seed, 5]), cfg.task, size, cfg.length, cfg.n_symbols)
 
 
