@@ -208,6 +208,18 @@ def test_block_forward_is_the_library_block_bit_for_bit():
     np.testing.assert_array_equal(out, ref)
 
 
+@pytest.mark.parametrize("positional", [False, True])
+def test_positions_are_what_breaks_permutation_equivariance(positional):
+    """Without PE, permuting the tokens permutes the logits (to rounding); with PE it does not."""
+    model = float64_model(positional=positional)
+    rng = np.random.default_rng(17)
+    tokens, perm = rng.integers(0, 7, (2, 6)), rng.permutation(6)
+    logits, _ = model.forward(tokens)
+    permuted, _ = model.forward(tokens[:, perm])
+    gap = np.abs(permuted - logits[:, perm]).max()
+    assert (gap < 1e-12) if not positional else (gap > 1e-3), gap
+
+
 def test_unscaled_model_scores_are_plain_dot_products():
     model = float64_model(scaled=False)
     tokens = np.random.default_rng(16).integers(0, 7, (2, 6))

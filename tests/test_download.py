@@ -90,6 +90,16 @@ def test_every_download_starts_with_the_setup_cell():
         assert sum(SETUP_TAG in c.metadata.get("tags", []) for c in nb.cells) == 1, page
 
 
+def test_the_served_wheels_hold_every_module_of_attn():
+    """The downloads and the in-browser runs import from these wheels, not from the repository."""
+    import zipfile
+
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "attn").rglob("*.py")}
+    for wheel in (HTML_DIR / WHEEL_DIR / attn_wheel_name(), HTML_DIR / "lite" / "pyodide" / attn_wheel_name()):
+        with zipfile.ZipFile(wheel) as z:
+            assert {n for n in z.namelist() if n.endswith(".py")} == modules, wheel
+
+
 def test_the_setup_cell_is_not_on_the_rendered_page():
     html = (HTML_DIR / f"{PAGE}.html").read_text(encoding="utf-8")
     assert attn_wheel_name() not in html and "find_spec" not in html
