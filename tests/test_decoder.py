@@ -94,9 +94,11 @@ def test_block_step_is_the_last_row_of_the_full_block():
 
 @settings(max_examples=25, deadline=None)
 @given(self_scale=st.sampled_from([None, 1.0, 0.1, 0.35, 2.0]), cross_scale=st.sampled_from([None, 1.0, 0.2, 3.0]),
-       num_heads=st.integers(1, 3), T=st.integers(1, 6), seed=st.integers(0, 2**16))
-def test_block_step_keeps_each_layers_scale(self_scale, cross_scale, num_heads, T, seed):
-    """The cached step goes through MultiHeadAttention.attend, so any score factor gives the full block's rows.
+       num_heads=st.integers(1, 3), T=st.integers(1, 6), seed=st.integers(0, 2**16),
+       eps=st.sampled_from([1e-5, 0.1, 1.0]))
+def test_block_step_keeps_each_layers_scale(self_scale, cross_scale, num_heads, T, seed, eps):
+    """The cached step goes through MultiHeadAttention.attend, so any score factor (and any layer-norm
+    ``eps``) gives the full block's rows.
 
     (Issue 30: the step called the core without the layer's ``scale``; with ``scale=1.0`` it
     differed from the full block by up to 0.8.)
@@ -111,10 +113,10 @@ def test_block_step_keeps_each_layers_scale(self_scale, cross_scale, num_heads, 
     y, memory = rng.normal(size=(B, T, d)), rng.normal(size=(B, S, d))
     key_mask = attn.padding_mask(np.array([S, 2]), S)  # (B, S)
     full = transformer_decoder_block(y, memory, s_mha, c_mha, p["W1"], p["b1"], p["W2"], p["b2"],
-                                     cross_mask=np.repeat(key_mask[:, None], T, axis=1), **norms(p))
+                                     cross_mask=np.repeat(key_mask[:, None], T, axis=1), eps=eps, **norms(p))
     past, cross = empty_self_cache(B, T, s_mha, np.float64), cross_attention_cache(memory, c_mha)
     for t in range(T):
-        out, _, _ = decoder_block_step(y[:, t:t + 1], past, cross, s_mha, c_mha, p, key_mask)
+        out, _, _ = decoder_block_step(y[:, t:t + 1], past, cross, s_mha, c_mha, p, key_mask, eps=eps)
         np.testing.assert_allclose(out[:, 0], full[:, t], rtol=1e-12, atol=1e-12)
 
 
