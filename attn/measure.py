@@ -156,13 +156,18 @@ def measure_single_thread(ns, sweep_n: int, tiles, **kwargs) -> tuple[list[dict]
 
 
 def fitted_exponent(n, y) -> float:
-    """Slope of the least-squares line through ``(log n, log y)``: ``y ∝ n^slope``; ``n``, ``y`` of shape (k,)."""
+    """Slope of the least-squares line through ``(log n, log y)``: ``y ∝ n^slope``.
+
+    ``n`` and ``y`` have shape (k,).
+    """
     n, y = np.asarray(n, dtype=float), np.asarray(y, dtype=float)
     return float(np.polyfit(np.log(n), np.log(y), 1)[0])
 
 
 def increment_exponent(n, y) -> float:
     """Fitted exponent of the growth of ``y``: of ``y[i+1] - y[i]`` against ``n[i]``.
+
+    ``n`` and ``y`` have shape (k,), k ≥ 3.
 
     A part of ``y`` that does not depend on n cancels in the differences, so for
     ``y = a + b n^k`` (and ``n`` doubling) this is ``k`` whatever ``a`` is.
