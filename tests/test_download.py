@@ -22,7 +22,6 @@ still have its size and mtime, and a template that changed is made again.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.metadata
 import json
@@ -30,16 +29,14 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import venv
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import nbformat
 import pytest
 import yaml
 from export_executed import toc_pages
+from helpers import serve_site
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from sphinx_site.downloads import SETUP_TAG, WHEEL_DIR, attn_wheel_name
@@ -210,23 +207,8 @@ def fresh_python(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def local_site() -> str:
     """The built site served under the Pages project path, as the setup cell will fetch it."""
-    prefix = "/" + urlsplit(BASEURL).path.strip("/")
-
-    class Quiet(SimpleHTTPRequestHandler):
-        def translate_path(self, path):  # the site under its project path; nothing outside it
-            inside = path.startswith(prefix + "/")
-            return super().translate_path(path[len(prefix):]) if inside else os.path.join(os.devnull, "missing")
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(HTML_DIR)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}{prefix}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_site() as base:
+        yield base.rstrip("/")
 
 
 def _text_outputs(cell) -> list[str]:
