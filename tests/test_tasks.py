@@ -124,8 +124,10 @@ def test_zero_ablation_equals_zero_rows_of_w_o():
     np.testing.assert_array_equal(model.forward(tokens)[0], new_model(cfg, dtype=np.float64).forward(tokens)[0])
 
 
-def test_replacing_a_head_by_its_own_output_changes_nothing():
-    model = new_model(TINY, dtype=np.float64)
+@pytest.mark.parametrize("scaled", [True, False])
+def test_replacing_a_head_by_its_own_output_changes_nothing(scaled):
+    """Also without the 1/sqrt(d_k) factor: the ablated copy keeps each layer's own scale."""
+    model = new_model(replace(TINY, scaled=scaled), dtype=np.float64)
     tokens, _ = eval_batch(TINY, 1, seed=2)
     outputs = interpret.head_outputs(model, tokens)  # (L, 1, h, n, d_k)
     assert outputs.shape == (2, 1, 2, TINY.length, model.d_k)
