@@ -22,7 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "atividade4/ex1_atencao_produto_escalar.md"  # relative to the server root, book/
-EXPECTED = "0.5065"  # the first attention weight of the exercise, in the weights table
+EXPECTED = "0,5065"  # the first attention weight of the exercise, in the weights table (decimal comma)
 TOKEN = uuid.uuid4().hex
 
 import jupyterlab  # noqa: E402,F401  (the lab stack, requirements-lab.txt: a missing one fails, never skips)

@@ -82,7 +82,8 @@ LISTING_TIME = "1970-01-01T00:00:00Z"
 
 # The targets a page asserts hold for the site's full training, not for a short one: in a short
 # variant each `assert` line becomes a no-op that keeps the check readable as a comment.
-SHORT_ASSERT = (r"^(\s*)assert\b", r"\1pass  # conferido na execução completa do site, não nesta versão curta: assert")
+SHORT_ASSERT = (r"^(\s*)assert\b",
+                r"\1pass  # conferido na execução completa do site, não nesta versão curta: assert")
 HEAVY_NOTE = ("**Versão curta para o navegador:** este notebook treina com poucos passos (o site usa o "
               "treinamento completo, lento demais para o navegador), então os números e figuras diferem "
               "dos da página e as metas conferidas por `assert` ficam só como comentário. Uma linha de "
