@@ -128,6 +128,20 @@ def launch_chromium(pw):
     return pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
 
 
+async def full_page_shot(page, path: Path, **options) -> bool:
+    """A full-page screenshot of ``page`` (async API) into ``path``, for a reviewer's eyes: no test reads
+    it, so one that times out is dropped (False) instead of failing the checks already made. (In a fresh
+    clone's .ci/run, one full-page shot of about 125 hung past 180 s; the next run took them all.)"""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        await page.screenshot(path=str(path), full_page=True, timeout=180_000, **options)
+        return True
+    except PlaywrightTimeout:
+        path.unlink(missing_ok=True)  # no stale picture in its place
+        return False
+
+
 
 class BrowserPool:
     """Up to ``size`` Chromium processes, each launched when a visit first needs it (none when every

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import matplotlib as mpl
 import pytest
-from helpers import HTML_DIR, PREFIX, launch_chromium, serve_site
+from helpers import HTML_DIR, PREFIX, full_page_shot, launch_chromium, serve_site
 from matplotlib.font_manager import FontProperties
 
 from attn.plotting import STYLE
@@ -115,8 +115,7 @@ def phone_pages():
                 await page.goto(base + rel, wait_until="load")
                 found[rel] = await page.evaluate(MEASURE_JS)
                 if found[rel]["imgs"] or found[rel]["tables"]:
-                    await page.screenshot(path=str(SHOT_DIR / (rel.replace("/", "__") + ".jpg")), full_page=True,
-                                          type="jpeg", quality=60, timeout=180_000)
+                    await full_page_shot(page, SHOT_DIR / (rel.replace("/", "__") + ".jpg"), type="jpeg", quality=60)
                 await page.close()
             await browser.close()
             return found

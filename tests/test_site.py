@@ -31,6 +31,7 @@ from helpers import (
     ROOT,
     SHOT_DIR,
     BrowserPool,
+    full_page_shot,
     serve_site,
 )
 
@@ -59,6 +60,7 @@ class PageVisit:
     transfer_bytes: int = 0
     decoded_bytes: int = 0
     requests: int = 0
+    shot_missing: bool = False  # its screenshot timed out (helpers.full_page_shot)
 
 
 # Waits for MathJax (when the page loads it) and for web fonts.
@@ -191,9 +193,6 @@ def _shot_path(rel: str, color_scheme: str, viewport: str) -> Path:
 # Full-page screenshots (the CI job's "screenshots" artifact, for a reviewer's eyes; no test reads them)
 # as JPEG: Chromium encodes a page-long JPEG in half the time of a PNG, at about the same size.
 SHOT_SUFFIX, SHOT_QUALITY = ".jpg", 85
-# A full-page shot of a 26,000-px page took over Playwright's default 30 s in CI, with nbval and
-# the unit tests sharing the two cores: the shot gets most of the visit's own time limit instead.
-SHOT_TIMEOUT_MS = 180_000
 
 
 def _shot_name(rel: str, suffix: str = "") -> str:
@@ -257,9 +256,9 @@ async def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", v
         if color_scheme == "light":  # axe-core checks the default (light) rendering
             await page.add_script_tag(path=str(AXE_JS))
             visit.axe = await page.evaluate(AXE_RUN_JS)
-        if shot:
-            await page.screenshot(path=str(_shot_path(rel, color_scheme, viewport)), full_page=True,
-                                  type="jpeg", quality=SHOT_QUALITY, timeout=SHOT_TIMEOUT_MS)
+        if shot:  # last, after every check has read the page
+            visit.shot_missing = not await full_page_shot(page, _shot_path(rel, color_scheme, viewport),
+                                                          type="jpeg", quality=SHOT_QUALITY)
     finally:
         await context.close()
     return visit
@@ -320,6 +319,9 @@ def crawl():
                         "requests": v.requests} for rel, v in visits.items()},
         "axe": {f"{rel} ({kind})": v.axe for kind, group in (("desktop", visits), ("phone", phone))
                 for rel, v in group.items() if v.axe},
+        "screenshots_missing": sorted(_shot_path(v.rel, scheme, v.viewport).name for scheme, group in
+                                      (("light", visits), ("light", phone), ("dark", dark))
+                                      for v in group.values() if v.shot_missing),
     }
     (SHOT_DIR / "site_report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
     return {"base": base, "visits": visits, "dark": dark, "phone": phone}
