@@ -11,8 +11,9 @@ everything the softmax needs:
 
 When a new key tile raises the maximum from ``m`` to ``m'``, everything summed so far was computed
 against the old maximum and is multiplied by ``exp(m - m')``; after the last tile, ``acc / ℓ`` is the
-attention output. The largest arrays that exist at any time have ``tile_q × tile_k`` entries per batch
-element, so the extra memory grows like ``n_q`` (the output), not like ``n_q · n_k``.
+attention output. Besides the inputs, the output and its two statistics per query, every array is a
+tile: per batch element, at most ``tile_q × tile_k`` scores (and weights) and ``tile_q × d_v`` of the
+running output. The memory therefore grows like ``n_q + n_k``, not like ``n_q · n_k``.
 
 The backward pass keeps the forward's ``m`` and ℓ (two numbers per query, :class:`SoftmaxStats`)
 instead of the weights, and recomputes each tile of weights from them.
