@@ -2,7 +2,8 @@
 
 The baselines are checked against values worked out by hand and against a brute-force enumeration of
 every sequence; a zero ablation against the equivalent model with the head's rows of W_o set to zero;
-the parallel training (spawned processes) against the serial one, bit for bit.
+the parallel training (spawned processes) against a second parallel run, bit for bit, and against the
+serial one up to rounding.
 """
 import itertools
 from dataclasses import replace
@@ -219,18 +220,20 @@ def test_training_history_logs_entropy_and_query_key_gradients():
                                rtol=1e-6)
 
 
-def test_run_many_in_two_processes_is_the_serial_run_bit_for_bit():
+def test_run_many_in_two_processes_repeats_bit_for_bit_and_is_the_serial_run_up_to_rounding():
     # the page's sizes (batch 64, n = 12, d_model 32, d_ff 128: products large enough for a
     # multi-threaded BLAS in this process, the serial run), a few steps each
     page = TaskConfig(task="count", steps=4, eval_every=2, eval_mid_size=64, eval_size=256)
     cfgs = [page, replace(page, task="reverse", seed=1, scaled=False, qk_lr_scale=0.25)]
     parallel, _ = run_many(cfgs, parallel=True)  # two spawned interpreters, one BLAS thread each
-    serial, _ = run_many(cfgs, parallel=False)  # this process
     again, _ = run_many(cfgs, parallel=True)
+    # this process, with its BLAS threads: a product split over threads may round differently (on an
+    # AMD EPYC's OpenBLAS the first loss differs in the 7th digit), so it is compared up to rounding
+    serial, _ = run_many(cfgs, parallel=False)
     assert [r["config"] for r in parallel] == cfgs
     for a, b, c in zip(parallel, serial, again, strict=True):
-        assert a["history"]["loss"] == b["history"]["loss"] == c["history"]["loss"]
-        assert a["accuracy"] == b["accuracy"] == c["accuracy"]
+        assert a["history"]["loss"] == c["history"]["loss"] and a["accuracy"] == c["accuracy"]
+        np.testing.assert_allclose(a["history"]["loss"], b["history"]["loss"], rtol=1e-5)
         for k in a["params"]:
-            np.testing.assert_array_equal(a["params"][k], b["params"][k], err_msg=k)
             np.testing.assert_array_equal(a["params"][k], c["params"][k], err_msg=k)
+            np.testing.assert_allclose(a["params"][k], b["params"][k], rtol=1e-4, atol=1e-6, err_msg=k)

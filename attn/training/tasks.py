@@ -262,7 +262,8 @@ def run_many(cfgs, progress: bool = False, parallel: bool = True):
 
     Each worker's BLAS is limited to one thread (set in the environment
     before NumPy is imported in the fresh interpreter); ``tests/test_tasks.py``
-    checks that the parallel run gives bit for bit the results of the serial one.
+    checks that two parallel runs agree bit for bit, and the serial one (multi-threaded BLAS) up to
+    rounding.
 
     Returns
     -------
