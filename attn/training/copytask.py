@@ -274,9 +274,9 @@ def run_both(cfg: CopyConfig | None = None, progress: bool = False, parallel: bo
     cfg = cfg or CopyConfig()
     cfgs = [replace(cfg, attention=True), replace(cfg, attention=False)]
     names = ["attention", "plain"]
-    if cfg.plain_long_factor:  # the longest job first: the other two then share the second process
-        cfgs.insert(0, replace(cfg, attention=False, steps=cfg.plain_long_factor * cfg.steps))
-        names.insert(0, "plain_long")
+    if cfg.plain_long_factor:
+        cfgs.append(replace(cfg, attention=False, steps=cfg.plain_long_factor * cfg.steps))
+        names.append("plain_long")
     start = time.perf_counter()
     if parallel:
         results = map_in_two_processes(_worker, [(c, progress, i) for i, c in enumerate(cfgs)])
