@@ -28,8 +28,8 @@ def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, eps_in_sqrt: bool = 
     sits inside the square root, exactly as ``torch.nn.LayerNorm``. With
     ``eps_in_sqrt=False`` the row is divided by the standard deviation plus
     ``eps``, :math:`(x - \mu) / (\sigma + \varepsilon)`, the form some course
-    statements write; the two differ by a relative amount of order
-    :math:`\varepsilon / \sigma^2`.
+    statements write; for :math:`\varepsilon \ll \sigma^2` the two differ by a relative amount of
+    about :math:`|\varepsilon / \sigma - \varepsilon / (2\sigma^2)|`.
 
     Parameters
     ----------
@@ -48,8 +48,8 @@ def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, eps_in_sqrt: bool = 
     Returns
     -------
     ndarray, shape (..., d)
-        Each row has mean ``beta`` and (for ``gamma = 1``) variance
-        :math:`\sigma^2 / (\sigma^2 + \varepsilon)` (or
+        ``gamma`` times the normalised row plus ``beta``; the normalised row has mean 0 and
+        variance :math:`\sigma^2 / (\sigma^2 + \varepsilon)` (or
         :math:`\sigma^2 / (\sigma + \varepsilon)^2`). A constant row maps to ``beta``.
     """
     x = check_ndim(as_float(x, "x"), "x", "(..., d) with at least 1 dimension", 1)  # (..., d)

@@ -13,7 +13,8 @@ When a new key tile raises the maximum from ``m`` to ``m'``, everything summed s
 against the old maximum and is multiplied by ``exp(m - m')``; after the last tile, ``acc / ℓ`` is the
 attention output. Besides the inputs, the output and its two statistics per query, every array is a
 tile: per batch element, at most ``tile_q × tile_k`` scores (and weights) and ``tile_q × d_v`` of the
-running output. The memory therefore grows like ``n_q + n_k``, not like ``n_q · n_k``.
+running output. The memory it allocates therefore grows like ``n_q + n_k``, not like ``n_q · n_k``;
+a mask, when given, is the caller's ``(n_q, n_k)`` boolean array (one byte per entry).
 
 The backward pass keeps the forward's ``m`` and ℓ (two numbers per query, :class:`SoftmaxStats`)
 instead of the weights, and recomputes each tile of weights from them.

@@ -169,8 +169,8 @@ def test_property_result_does_not_depend_on_tile_sizes(case, tile_q2, tile_k2):
     a, sa = tiled_attention(Q, K, V, tile_q=tile_q, tile_k=tile_k)
     b, sb = tiled_attention(Q, K, V, tile_q=tile_q2, tile_k=tile_k2)
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
-    # the same max (BLAS may round a score differently; a subnormal score keeps fewer digits, hence atol)
-    np.testing.assert_allclose(sa.m, sb.m, rtol=1e-14, atol=1e-300)
+    # the same max, up to rounding: BLAS may round a score differently in another tile shape
+    np.testing.assert_allclose(sa.m, sb.m, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(sa.l, sb.l, rtol=1e-12)
 
 

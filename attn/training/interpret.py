@@ -200,7 +200,7 @@ def probe_accuracy(train_x, train_y, test_x, test_y, n_classes: int, ridge: floa
     test_y : array_like of int, shape (M,)
     n_classes : int
     ridge : float
-        :math:`\lambda`, relative to the mean squared feature (so it does not depend on their scale).
+        :math:`\lambda`, relative to the mean squared feature.
 
     Returns
     -------

@@ -2,7 +2,8 @@
 
 * ``reverse``: output position ``i`` is the input token at ``n - 1 - i``. A
   head must look at the mirror position (an anti-diagonal map), which needs
-  positional information: without it the task is impossible.
+  positional information: without it a model is capped at
+  :func:`best_position_blind_accuracy`, well below 1.
 * ``count``: output position ``i`` is how many times token ``i`` occurs in the
   whole sequence (class ``count - 1``). A head must look at the positions
   holding the same token; position plays no part.
