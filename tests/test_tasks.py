@@ -6,12 +6,14 @@ the parallel training (spawned processes) against a second parallel run, bit for
 serial one up to rounding.
 """
 import itertools
+import os
 from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
+from attn._parallel import map_in_two_processes
 from attn.training import interpret
 from attn.training.tasks import (
     TaskConfig,
@@ -218,6 +220,16 @@ def test_training_history_logs_entropy_and_query_key_gradients():
     _, grads = new_model(TINY).loss_and_grads(*first)
     np.testing.assert_allclose(history["grad_norm"]["W_k"][0], [np.linalg.norm(grads[f"{la}.W_k"]) for la in (0, 1)],
                                rtol=1e-6)
+
+
+def test_each_worker_process_gets_one_blas_thread(monkeypatch):
+    # what makes the parallel runs independent of the machine's thread count; this process's own
+    # setting is left as it was
+    names = ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"]
+    for name in names:
+        monkeypatch.setenv(name, "2")
+    assert map_in_two_processes(os.getenv, names) == ["1", "1", "1"]
+    assert [os.environ[name] for name in names] == ["2", "2", "2"]
 
 
 def test_run_many_in_two_processes_repeats_bit_for_bit_and_is_the_serial_run_up_to_rounding():
