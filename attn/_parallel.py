@@ -5,8 +5,9 @@ BLAS
 limited to one thread (set in the environment before NumPy is imported there), so two cores are
 used and the float32 sums do not depend on how many threads the machine offers: a product split
 over threads may round differently (``tests/test_tasks.py`` finds two parallel runs equal bit for
-bit, and a serial, multi-threaded run equal up to rounding). In the browser (Pyodide, no processes) the jobs run one after the other; whether
-WebAssembly's sums match the native ones bit for bit is not tested.
+bit, and a serial, multi-threaded run equal up to rounding). In the browser (Pyodide, no
+processes) the jobs run one after the other; whether WebAssembly's sums match the native ones bit
+for bit is not tested.
 
 :class:`ProgressLine` is a job's optional progress line (the training loop's, :mod:`attn.training.loop`;
 the in-browser short variants turn it on).

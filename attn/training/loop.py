@@ -52,7 +52,8 @@ def train(model, cfg: TrainConfig, batch, evaluate=None, *, evaluate_first: bool
         The arguments of ``model.loss_and_grads`` for step ``step`` (0-based), drawn from ``rng``.
     evaluate : callable ``model -> dict``, optional
         When ``cfg.eval_every > 0``, called after every ``cfg.eval_every`` steps and after the last
-        one; with ``evaluate_first``, also before the first step. Each value is appended to ``history[key]`` as ``(steps done, value)``.
+        one; with ``evaluate_first``, also before the first step. Each value is appended to
+        ``history[key]`` as ``(steps done, value)``.
     watch : sequence of str
         Parameter names whose gradient norm (before clipping) is recorded at every step.
     lr_scale : dict of float, optional
