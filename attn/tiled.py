@@ -1,5 +1,6 @@
-r"""Tiled attention with an online softmax: the result of :func:`attn.core.scaled_dot_product_attention`
-without ever holding the ``n_q × n_k`` score matrix (Rabe & Staats, 2021; Dao et al., 2022).
+r"""Tiled attention with an online softmax: the result of :func:`attn.core.scaled_dot_product_attention`,
+holding at most one ``tile_q × tile_k`` block of scores at a time, never the whole ``n_q × n_k`` matrix
+unless one tile covers it (Rabe & Staats, 2021; Dao et al., 2022).
 
 The queries are cut into tiles of ``tile_q`` rows and the keys into tiles of ``tile_k`` rows. For one
 query tile, the key tiles are visited in order, and three running quantities per query row carry
@@ -13,8 +14,9 @@ When a new key tile raises the maximum from ``m`` to ``m'``, everything summed s
 against the old maximum and is multiplied by ``exp(m - m')``; after the last tile, ``acc / ℓ`` is the
 attention output. Besides the inputs, the output and its two statistics per query, every array is a
 tile: per batch element, at most ``tile_q × tile_k`` scores (and weights) and ``tile_q × d_v`` of the
-running output. The memory it allocates therefore grows like ``n_q + n_k``, not like ``n_q · n_k``;
-a mask, when given, is the caller's ``(n_q, n_k)`` boolean array (one byte per entry).
+running output. For fixed tile sizes, the memory it allocates therefore grows like ``n_q + n_k``, not
+like ``n_q · n_k``; a mask, when given, is the caller's ``(n_q, n_k)`` boolean array (one byte per
+entry).
 
 The backward pass keeps the forward's ``m`` and ℓ (two numbers per query, :class:`SoftmaxStats`)
 instead of the weights, and recomputes each tile of weights from them.
