@@ -138,6 +138,39 @@ def test_replacing_a_head_by_its_own_output_changes_nothing(scaled):
     np.testing.assert_allclose(same.forward(tokens)[0], model.forward(tokens)[0], rtol=1e-12, atol=1e-12)
 
 
+def test_head_ablations_against_each_replacement_built_here():
+    cfg = replace(TINY, task="reverse")
+    model = new_model(cfg, dtype=np.float64)
+    L, h, n, d_k = cfg.num_layers, cfg.num_heads, cfg.length, model.d_k
+    tokens, targets = eval_batch(cfg, 200, seed=3)
+    reference = eval_batch(cfg, 30, seed=4)[0]
+    acc = interpret.head_ablations(model, tokens, targets, reference)
+    groups = [(c, (i,)) for c in range(L) for i in range(h)] + [(c, tuple(range(h))) for c in range(L)]
+    modes = ("zero", "constant", "position mean")
+    assert list(acc) == ["none"] + [(c, k, m) for c, k in groups for m in modes]
+    assert acc["none"] == float((model.predict(tokens) == targets).mean())
+    outputs = interpret.head_outputs(model, reference)  # (L, B_ref, h, n, d_k)
+    for c, k in groups:
+        per_position = outputs[c][:, list(k)].mean(axis=0)  # (k, n, d_k): over the reference sequences
+        constant = np.repeat(per_position.mean(axis=1, keepdims=True), n, axis=1)  # (k, n, d_k)
+        for mode, replacement in zip(modes, (np.zeros((len(k), n, d_k)), constant, per_position), strict=True):
+            expected = float((interpret.ablated(model, c, k, replacement).predict(tokens) == targets).mean())
+            assert acc[(c, k, mode)] == pytest.approx(expected, abs=1e-12), (c, k, mode)
+    assert len({acc[(c, k, m)] for c, k in groups for m in modes}) > 3  # the replacements change the accuracy
+    # one reference sequence, scored itself: the mean per position is each head's own output
+    one = interpret.head_ablations(model, tokens[:1], targets[:1], tokens[:1])
+    assert all(one[(c, k, "position mean")] == one["none"] for c, k in groups)
+
+
+def test_error_head_ablations():
+    model = new_model(TINY)
+    tokens, targets = eval_batch(TINY, 3, seed=1)
+    with pytest.raises(ValueError, match=r"targets has shape \(3, 5\) and dtype int64; expected integers with shape \(B, n\) = \(3, 6\)"):
+        interpret.head_ablations(model, tokens, targets[:, :5], tokens)
+    with pytest.raises(ValueError, match=r"reference_tokens has shape \(3, 5\); expected \(B_ref, n\) with n = 6 \(n from tokens\)"):
+        interpret.head_ablations(model, tokens, targets, tokens[:, :5])
+
+
 def test_score_gradients_give_the_query_and_key_gradients():
     # dq = c dS k and dk = c dS^T q, projected back through x: the W_q and W_k gradients of the model
     for scaled in (True, False):

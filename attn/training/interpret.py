@@ -5,6 +5,8 @@ need.
 * :func:`attention_entropy` — mean entropy of each head's attention rows (nats);
 * :func:`head_outputs` and :func:`ablated` — every head's output, and a copy of the model in which
   some heads' outputs are replaced (by zeros, or by its mean over the data): an ablation;
+* :func:`head_ablations` — the model's accuracy with each head, then each layer's heads together,
+  replaced in three ways (zeros, a constant, the mean per position);
 * :func:`score_gradients` — the loss gradient with respect to every head's scores (the softmax logits);
 * :func:`probe_accuracy` — a linear probe (least-squares classifier) of a label from a state;
 * :func:`pair_contrast` — mean cosine similarity of pairs of states with equal labels minus pairs with
@@ -19,7 +21,7 @@ import copy
 
 import numpy as np
 
-from .._checks import as_float, check_labels, check_ndim, check_shape
+from .._checks import as_float, check_dim, check_labels, check_ndim, check_shape, check_tokens
 from ..multihead import MultiHeadAttention
 from .backward import (
     encoder_block_backward,
@@ -147,6 +149,48 @@ def ablated(model, layer: int, heads, replacement):
     out = copy.copy(model)
     out.blocks = list(model.blocks)
     out.blocks[layer] = (layer_copy, rest)
+    return out
+
+
+def head_ablations(model, tokens, targets, reference_tokens) -> dict:
+    """The accuracy on ``tokens`` when each head alone, then all heads of a layer, are replaced.
+
+    Three replacements (:func:`ablated`) remove three parts of a head's output, each one more than the
+    one before. ``"position mean"``, its mean output at each position over ``reference_tokens``, removes
+    what depends on the tokens. ``"constant"``, that mean averaged over the positions too, removes the
+    part that depends on the position as well. ``"zero"`` removes everything, the constant included.
+
+    Parameters
+    ----------
+    model : TransformerEncoder
+    tokens, targets : ndarray of int, shape (B, n)
+        The sequences scored, and their targets.
+    reference_tokens : ndarray of int, shape (B_ref, n)
+        The sequences the means are taken over.
+
+    Returns
+    -------
+    dict
+        ``"none"``: the intact model's accuracy; ``(layer, heads, mode)``: the accuracy with the tuple
+        ``heads`` of ``layer`` replaced, ``mode`` one of ``"zero"``, ``"constant"``, ``"position mean"``.
+    """
+    tokens = check_tokens(tokens, "tokens", model.V)
+    targets = check_labels(targets, "targets", tokens.shape, "(B, n)", model.C)
+    n = tokens.shape[1]
+    check_dim(check_tokens(reference_tokens, "reference_tokens", model.V), "reference_tokens", 1, n,
+              f"(B_ref, n) with n = {n}", "n from tokens")
+    means = head_outputs(model, reference_tokens).mean(axis=1)  # (L, h, n, d_k): mean over sequences
+    constants = np.broadcast_to(means.mean(axis=2, keepdims=True), means.shape)  # (L, h, n, d_k): flat in n
+    L, h = means.shape[:2]
+    groups = [(layer, (i,)) for layer in range(L) for i in range(h)]  # each head alone,
+    groups += [(layer, tuple(range(h))) for layer in range(L)]  # then each layer's heads together
+    out = {"none": float((model.predict(tokens) == targets).mean())}
+    for layer, heads in groups:
+        k = list(heads)
+        for mode, replacement in (("zero", np.zeros_like(means[layer, k])), ("constant", constants[layer, k]),
+                                  ("position mean", means[layer, k])):  # (len(heads), n, d_k)
+            predicted = ablated(model, layer, k, replacement).predict(tokens)  # (B, n)
+            out[(layer, heads, mode)] = float((predicted == targets).mean())
     return out
 
 
