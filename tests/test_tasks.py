@@ -226,6 +226,27 @@ def test_probe_accuracy_separable_and_blind():
         interpret.probe_accuracy(x[:300], y[:300], noise[300:], y[300:], 3)
 
 
+def test_probe_ridge_is_relative_to_the_mean_diagonal_of_the_gram_matrix():
+    # lambda = ridge * N * mean([X, 1]^2), the bias row penalised too: the docstring's ridge solution
+    rng = np.random.default_rng(7)
+    x = 3 * rng.normal(size=(400, 5))
+    y = (x[:, :3] + rng.normal(size=(400, 3)) * 3).argmax(axis=1)  # labels with noise, in [0, 3)
+    test_x, test_y = x[200:], y[200:]
+    X = np.hstack([x[:200], np.ones((200, 1))])  # (N, d + 1)
+    Y = np.eye(3)[y[:200]]  # (N, C)
+
+    def accuracy(lam, penalised):
+        W = np.linalg.solve(X.T @ X + lam * np.diag(penalised), X.T @ Y)  # (d + 1, C)
+        return float(((np.hstack([test_x, np.ones((200, 1))]) @ W).argmax(axis=1) == test_y).mean())
+
+    everything, weights_only = np.ones(6), np.r_[np.ones(5), 0.0]
+    for ridge in (1.0, 30.0):
+        lam = ridge * 200 * np.mean(X * X)
+        got = interpret.probe_accuracy(x[:200], y[:200], test_x, test_y, 3, ridge=ridge)
+        assert got == accuracy(lam, everything)
+        assert got != accuracy(lam / 200, everything) and got != accuracy(lam, weights_only)  # the test can fail
+
+
 def test_pair_contrast_hand_values():
     states = np.array([[[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]])  # positions 0 and 1 point the same way
     labels = np.array([[0, 0, 1]])

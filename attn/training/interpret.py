@@ -4,7 +4,7 @@ need.
 * :func:`pattern_scores` — how much each head looks at the mirror position and at equal tokens;
 * :func:`attention_entropy` — mean entropy of each head's attention rows (nats);
 * :func:`head_outputs` and :func:`ablated` — every head's output, and a copy of the model in which
-  some heads' outputs are replaced (by zeros, or by its mean over the data): an ablation;
+  some heads' outputs are replaced (by zeros, or by their mean over the data): an ablation;
 * :func:`head_ablations` — the model's accuracy with each head, then each layer's heads together,
   replaced in three ways (zeros, a constant, the mean per position);
 * :func:`score_gradients` — the loss gradient with respect to every head's scores (the softmax logits);
@@ -13,7 +13,7 @@ need.
   different labels, over the pairs a boolean selection keeps.
 
 Shapes: ``L`` layers, ``B`` sequences, ``h`` heads, ``n`` positions, ``d_k`` head width, ``d`` state
-width, ``N`` samples.
+width, ``N`` and ``M`` samples.
 """
 from __future__ import annotations
 
@@ -37,32 +37,34 @@ def pattern_scores(weights, tokens):
 
     Parameters
     ----------
-    weights : ndarray, shape (num_layers, B, h, n, n)
+    weights : ndarray, shape (L, B, h, n, n)
         Attention maps (:meth:`attn.training.encoder_model.TransformerEncoder.attention_maps`).
     tokens : ndarray of int, shape (B, n)
 
     Returns
     -------
-    dict of ndarray, shape (num_layers, h)
+    dict of ndarray, shape (L, h)
         ``anti_diagonal``: mean weight that query ``i`` puts on key ``n - 1 - i`` (``1 / n`` for
         uniform weights). ``equal_token``: mean total weight on the keys holding the query's own token,
         itself included (``equal_token_uniform``, a float, for uniform weights). ``equal_token_rank``:
         the probability that, for the same query, another key with the query's token gets more weight
-        than a key with a different token (ties count 1/2; 0.5 for any head blind to the tokens, 1 for
-        a head that always ranks equal tokens first), averaged over the queries that have both kinds.
+        than a key with a different token (ties count 1/2), averaged over the queries that have both
+        kinds: 1 for a head that always ranks equal tokens first, exactly 0.5 for uniform weights, and
+        near 0.5 for weights that depend only on the position when the tokens do not (in expectation,
+        not on every batch).
     """
     n = tokens.shape[1]
     i = np.arange(n)
-    anti = weights[..., i, n - 1 - i].mean(axis=(1, 3))  # (layers, h)
+    anti = weights[..., i, n - 1 - i].mean(axis=(1, 3))  # (L, h)
     same = tokens[:, :, None] == tokens[:, None, :]  # (B, n, n)
-    equal = np.sum(weights * same[None, :, None], axis=-1).mean(axis=(1, 3))  # (layers, h)
+    equal = np.sum(weights * same[None, :, None], axis=-1).mean(axis=(1, 3))  # (L, h)
     w_pos, w_neg = weights[..., :, :, None], weights[..., :, None, :]  # keys j (equal) vs k (different)
-    wins = (w_pos > w_neg) + 0.5 * (w_pos == w_neg)  # (layers, B, h, n, n, n)
+    wins = (w_pos > w_neg) + 0.5 * (w_pos == w_neg)  # (L, B, h, n, n, n)
     pairs = (same & ~np.eye(n, dtype=bool))[:, :, :, None] & ~same[:, :, None, :]  # (B, n, j, k)
-    per_query = np.sum(wins * pairs[None, :, None], axis=(-1, -2))  # (layers, B, h, n)
+    per_query = np.sum(wins * pairs[None, :, None], axis=(-1, -2))  # (L, B, h, n)
     count = pairs.sum(axis=(-1, -2))  # (B, n)
-    rank = np.moveaxis(per_query / np.maximum(count[:, None], 1), 2, 1)  # (layers, h, B, n)
-    rank = rank[..., count > 0]  # (layers, h, queries with both kinds)
+    rank = np.moveaxis(per_query / np.maximum(count[:, None], 1), 2, 1)  # (L, h, B, n)
+    rank = rank[..., count > 0]  # (L, h, queries with both kinds)
     return {"anti_diagonal": anti, "equal_token": equal, "equal_token_uniform": float(same.mean()),
             "equal_token_rank": rank.mean(axis=-1)}
 
@@ -132,7 +134,8 @@ def ablated(model, layer: int, heads, replacement):
     Returns
     -------
     TransformerEncoder
-        Shares every array with ``model``; only the block ``layer`` uses another attention layer.
+        Shares every array with ``model`` except block ``layer``'s attention layer, a copy with the
+        same weights; its ``params`` are still ``model``'s, so the copy is for evaluation only.
     """
     mha, rest = model.blocks[layer]
     heads = [int(i) for i in np.atleast_1d(heads)]
@@ -244,7 +247,8 @@ def probe_accuracy(train_x, train_y, test_x, test_y, n_classes: int, ridge: floa
     test_y : array_like of int, shape (M,)
     n_classes : int
     ridge : float
-        :math:`\lambda`, relative to the mean squared feature.
+        :math:`\lambda` = ``ridge`` · N · mean([X, 1]²): ``ridge`` times the mean diagonal entry of
+        :math:`[X, 1]^\top [X, 1]`. The bias row is penalised too.
 
     Returns
     -------
