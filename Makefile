@@ -57,16 +57,25 @@ $(LITE_STAMP): $(BOOK_STAMP) requirements-lite.txt
 lite: $(LITE_STAMP) $(MATHJAX_STAMP)
 	$(BIN)/python tools/build_lite.py _build
 
+NB_CACHE := _build/.jupyter_cache
+NOTEBOOK_PAGES = $(shell grep -l '^kernelspec:' $$(find book -name '*.md' | sort))  # a kernel in the front matter
+
 book: $(BOOK_STAMP) $(MATHJAX_STAMP) $(LITE_STAMP)
 	@mkdir -p _build
 	@if [ "$$(cat _build/.attn-hash 2>/dev/null)" != "$(ATTN_HASH)" ]; then \
 		echo "attn/ or the pins changed: clearing the execution cache and the doctrees"; \
-		rm -rf _build/.jupyter_cache _build/.doctrees; fi
+		rm -rf $(NB_CACHE) _build/.doctrees; fi
 	@# sphinx.ext.viewcode rewrites a module's source page only when the module is newer than it:
 	@# when the site's extension, templates, styles or config change, drop those pages so they follow.
 	@if [ -e _build/html/_modules/index.html ] && \
 		[ -n "$$(find tools _config.yml -type f -newer _build/html/_modules/index.html | head -1)" ]; then \
 		rm -rf _build/html/_modules; fi
+	@# The pages that are notebooks run two at a time (jupyter-cache's parallel executor) into the cache
+	@# the build reads, so that the build itself executes none; a page that fails here is executed again
+	@# by the build, which reports it. A page already in the cache is not run again.
+	@mkdir -p $(NB_CACHE)
+	$(BIN)/jcache notebook -p $(NB_CACHE) add --reader myst_nb_md $(NOTEBOOK_PAGES) >/dev/null
+	$(BIN)/jcache project -p $(NB_CACHE) execute --executor local-parallel --timeout 3600
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python tools/export_executed.py _build
 	$(BIN)/python tools/build_lite.py _build
@@ -85,13 +94,14 @@ sysdeps:
 # `make test`, .ci/run and every pull request run) leaves out the tests marked `full`; TIER=full (`make
 # test-full`, the workflow's weekly run) runs them all.
 TIER ?= pr
+NICE ?= nice -n 10
 NOT_FULL = $(if $(filter full,$(TIER)),, and not full)
 
 # The test stages; CI runs each as its own job over the build job's artifact (no second build).
 # The unit stage over pytest-xdist workers, one test file per worker (module fixtures run once).
 UNIT_JOBS ?= 2
 unit: $(DEV_STAMP)
-	$(BIN)/python -m pytest tests -q -m "not site$(NOT_FULL)" --durations=12 -n $(UNIT_JOBS) --dist loadfile
+	$(NICE) $(BIN)/python -m pytest tests -q -m "not site$(NOT_FULL)" --durations=12 -n $(UNIT_JOBS) --dist loadfile
 
 site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-jar
 	$(BIN)/python -m pytest tests/test_site.py tests/test_navigation.py tests/test_figures_phone.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py \
@@ -103,10 +113,11 @@ site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-ja
 NBVAL_JOBS ?= 2
 NBVAL_ARGS = --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 nbval: $(DEV_STAMP)
-	$(BIN)/python -m pytest -n $(NBVAL_JOBS) --dist loadfile $(NBVAL_ARGS) -m "not site$(NOT_FULL)" _build/jupyter_execute
+	$(NICE) $(BIN)/python -m pytest -n $(NBVAL_JOBS) --dist loadfile $(NBVAL_ARGS) -m "not site$(NOT_FULL)" _build/jupyter_execute
 
-# `make test`: book, then the three stages side by side (the browser stage mostly waits on the
-# browser, so it shares the cores with the other two; --output-sync keeps each stage's log whole).
+# `make test`: book, then the three stages side by side (--output-sync keeps each stage's log whole).
+# The browser stage is the longest and keeps both cores busy; the other two run at a lower priority
+# (NICE), on the cycles the browsers leave, instead of slowing them down.
 # Re-running only what failed is pytest's own: `.venv/bin/python -m pytest --lf` (or --ff).
 test: $(DEV_STAMP) sysdeps book
 	@$(MAKE) --no-print-directory -j3 --output-sync=target nbval unit site
