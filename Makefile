@@ -72,7 +72,8 @@ book: $(BOOK_STAMP) $(MATHJAX_STAMP) $(LITE_STAMP)
 		rm -rf _build/html/_modules; fi
 	@# The pages that are notebooks run two at a time (jupyter-cache's parallel executor) into the cache
 	@# the build reads, so that the build itself executes none; a page that fails here is executed again
-	@# by the build, which reports it. A page already in the cache is not run again.
+	@# by the build, which reports it. A page already in the cache is not run again. The timeout per page
+	@# is _config.yml's execute.timeout.
 	@mkdir -p $(NB_CACHE)
 	$(BIN)/jcache notebook -p $(NB_CACHE) add --reader myst_nb_md $(NOTEBOOK_PAGES) >/dev/null
 	$(BIN)/jcache project -p $(NB_CACHE) execute --executor local-parallel --timeout 3600
@@ -116,8 +117,8 @@ nbval: $(DEV_STAMP)
 	$(NICE) $(BIN)/python -m pytest -n $(NBVAL_JOBS) --dist loadfile $(NBVAL_ARGS) -m "not site$(NOT_FULL)" _build/jupyter_execute
 
 # `make test`: book, then the three stages side by side (--output-sync keeps each stage's log whole).
-# The browser stage is the longest and keeps both cores busy; the other two run at a lower priority
-# (NICE), on the cycles the browsers leave, instead of slowing them down.
+# The browser stage is the longest; the other two run at a lower priority (NICE), so the browsers get
+# the cores first (the crawl, one fresh run each on 2 cores: 452 s beside them unniced, 398 s niced, 328 s alone).
 # Re-running only what failed is pytest's own: `.venv/bin/python -m pytest --lf` (or --ff).
 test: $(DEV_STAMP) sysdeps book
 	@$(MAKE) --no-print-directory -j3 --output-sync=target nbval unit site
