@@ -117,8 +117,8 @@ nbval: $(DEV_STAMP)
 	$(NICE) $(BIN)/python -m pytest -n $(NBVAL_JOBS) --dist loadfile $(NBVAL_ARGS) -m "not site$(NOT_FULL)" _build/jupyter_execute
 
 # `make test`: book, then the three stages side by side (--output-sync keeps each stage's log whole).
-# The browser stage is the longest; the other two run at a lower priority (NICE), so the browsers get
-# the cores first (the crawl, one fresh run each on 2 cores: 452 s beside them unniced, 398 s niced, 328 s alone).
+# The browser stage is the longest; the other two run at a lower priority (NICE), so that the
+# browsers get the cores first.
 # Re-running only what failed is pytest's own: `.venv/bin/python -m pytest --lf` (or --ff).
 test: $(DEV_STAMP) sysdeps book
 	@$(MAKE) --no-print-directory -j3 --output-sync=target nbval unit site
