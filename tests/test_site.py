@@ -7,9 +7,11 @@ of the URL the build used (``site-identity.json`` next to the HTML directory, to
 (``404.html`` with status 404) and gzip for text assets.
 
 One crawl visits every HTML page of the build (each in a fresh browser context, so sizes are cold-
-cache sizes); the tests below then assert on what it recorded. Every page is visited twice: at a
-desktop viewport (1280 x 900) and at a phone's (390 x 844, screenshots ``*--phone.jpg``). Each visit
-runs axe-core (npm ``axe-core``, pinned in ``package-lock.json``, injected into the page).
+cache sizes); the tests below then assert on what it recorded. Every page is visited at a desktop
+viewport (1280 x 900) with axe-core (npm ``axe-core``, pinned in ``package-lock.json``, injected into
+the page), and again at a phone's (390 x 844, screenshots ``*--phone.jpg``). The pull-request tier
+leaves two things of the phone visits to the full tier (a test marked ``full``, see :func:`crawl`):
+the ``_modules/`` source listings, and axe-core at the phone's width.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ class PageVisit:
     failed_requests: list[str] = field(default_factory=list)
     foreign_requests: list[str] = field(default_factory=list)
     facts: dict = field(default_factory=dict)
-    axe: list[dict] = field(default_factory=list)  # one entry per violated axe-core rule
+    axe: list[dict] | None = None  # one entry per violated axe-core rule; None where axe did not run
     transfer_bytes: int = 0
     decoded_bytes: int = 0
     requests: int = 0
@@ -206,7 +208,7 @@ def _browser_favicon(request_url: str) -> bool:
 
 
 async def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", viewport: str = "desktop",
-                 shot: bool = True) -> PageVisit:
+                 axe: bool = True, shot: bool = True) -> PageVisit:
     if rel == "404.html":
         url = base + MISSING_URL_PATH
     elif rel == "search.html":
@@ -253,7 +255,7 @@ async def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", v
         visit.transfer_bytes, visit.decoded_bytes, visit.requests = sizes["transfer"], sizes["decoded"], sizes["count"]
         await page.evaluate(LOAD_ALL_JS)
         visit.facts = await page.evaluate(FACTS_JS)
-        if color_scheme == "light":  # axe-core checks the default (light) rendering
+        if axe:
             await page.add_script_tag(path=str(AXE_JS))
             visit.axe = await page.evaluate(AXE_RUN_JS)
         if shot:  # last, after every check has read the page
@@ -272,13 +274,14 @@ CRAWL_BROWSERS = int(os.environ.get("SITE_CRAWL_BROWSERS", "2"))
 VISIT_TIMEOUT_S = 300
 
 
-async def _crawl(base: str) -> tuple[dict, dict, dict]:
+async def _crawl(base: str, full: bool) -> tuple[dict, dict, dict]:
     from playwright.async_api import async_playwright
 
     async def visit(rel, color_scheme="light", viewport="desktop"):
+        axe = color_scheme == "light" and (viewport == "desktop" or full)  # the default (light) rendering
         async with pool.lease() as browser:  # a visit that hangs fails the crawl instead of stalling it
             return await asyncio.wait_for(
-                _visit(browser, base, rel, color_scheme=color_scheme, viewport=viewport), VISIT_TIMEOUT_S)
+                _visit(browser, base, rel, color_scheme=color_scheme, viewport=viewport, axe=axe), VISIT_TIMEOUT_S)
 
     async with async_playwright() as pw:
         pool = BrowserPool(pw, CRAWL_BROWSERS)
@@ -287,17 +290,22 @@ async def _crawl(base: str) -> tuple[dict, dict, dict]:
             desktop = await asyncio.gather(*(visit(rel) for rel in pages))
             visits = dict(zip(pages, desktop, strict=True))
             with_figures = [rel for rel, v in visits.items() if any(img["isFigure"] for img in v.facts["imgs"])]
-            later = await asyncio.gather(*(visit(rel, viewport="phone") for rel in pages),
+            at_phone = [rel for rel in pages if full or not rel.startswith("_modules/")]
+            later = await asyncio.gather(*(visit(rel, viewport="phone") for rel in at_phone),
                                          *(visit(rel, color_scheme="dark") for rel in with_figures))
-            phone, dark = later[:len(pages)], later[len(pages):]
+            phone, dark = later[:len(at_phone)], later[len(at_phone):]
         finally:
             await pool.close()
-    return visits, dict(zip(pages, phone, strict=True)), dict(zip(with_figures, dark, strict=True))
+    return visits, dict(zip(at_phone, phone, strict=True)), dict(zip(with_figures, dark, strict=True))
 
 
 @pytest.fixture(scope="module")
-def crawl():
-    """Serve the site, visit every page at both viewports (plus dark-mode shots of pages with figures)."""
+def crawl(request):
+    """Serve the site, visit every page at both viewports (plus dark-mode shots of pages with figures).
+
+    When the run includes the full tier (a selected test is marked ``full``), the phone visits also
+    cover the ``_modules/`` source listings and run axe-core; the pull-request tier leaves both out.
+    """
     if not (HTML_DIR / "index.html").is_file():
         pytest.fail(f"no built site in {HTML_DIR}: run `make book` (or set SITE_HTML_DIR)")
     if not AXE_JS.is_file():
@@ -307,7 +315,8 @@ def crawl():
 
     SHOT_DIR.mkdir(parents=True, exist_ok=True)
     with serve_site() as base:
-        visits, phone, dark = asyncio.run(_crawl(base))
+        full = any(item.get_closest_marker("full") for item in request.session.items)
+        visits, phone, dark = asyncio.run(_crawl(base, full))
     shots = {_shot_path(v.rel, scheme, v.viewport).name
              for scheme, group in (("light", visits), ("light", phone), ("dark", dark)) for v in group.values()}
     for old in [*SHOT_DIR.glob("*.png"), *SHOT_DIR.glob("*" + SHOT_SUFFIX)]:  # of pages no longer there
@@ -338,6 +347,16 @@ def test_every_page_was_crawled(crawl):
     pages = set(crawl["visits"])
     assert {"index.html", "404.html", "search.html", "book/intro.html", "book/api.html"} <= pages
     assert len(pages) == len(_site_pages())
+    assert all(v.axe is not None for v in crawl["visits"].values())  # axe-core on every page, at 1280 px
+    assert {rel for rel in pages if not rel.startswith("_modules/")} <= set(crawl["phone"])
+
+
+@pytest.mark.full
+def test_full_tier_visits_every_page_at_phone_width_with_axe(crawl):
+    """The full tier's share of the crawl (the pull-request tier leaves both out, for time): the
+    ``_modules/`` source listings at the phone's width too, and axe-core on every phone visit."""
+    assert set(crawl["phone"]) == set(crawl["visits"])
+    assert all(v.axe is not None for v in crawl["phone"].values())
 
 
 def test_no_console_errors(crawl):
@@ -464,16 +483,19 @@ AXE_BLOCKING = ("critical", "serious")
 AXE_KEPT: dict[str, str] = {}
 
 
+def _axe_visits(crawl):
+    return [v for v in [*crawl["visits"].values(), *crawl["phone"].values()] if v.axe is not None]
+
+
 def test_accessibility_no_critical_or_serious_violation(crawl):
-    bad = {f"{v.rel} ({v.viewport})": [r for r in v.axe if r["impact"] in AXE_BLOCKING]
-           for v in [*crawl["visits"].values(), *crawl["phone"].values()]}
+    bad = {f"{v.rel} ({v.viewport})": [r for r in v.axe if r["impact"] in AXE_BLOCKING] for v in _axe_visits(crawl)}
     bad = {k: rules for k, rules in bad.items() if rules}
     assert not bad, json.dumps(bad, indent=1, ensure_ascii=False)
 
 
 def test_accessibility_minor_findings_are_the_known_ones(crawl):
     bad = {f"{v.rel} ({v.viewport})": [r for r in v.axe if r["impact"] not in AXE_BLOCKING and r["id"] not in AXE_KEPT]
-           for v in [*crawl["visits"].values(), *crawl["phone"].values()]}
+           for v in _axe_visits(crawl)}
     bad = {k: rules for k, rules in bad.items() if rules}
     assert not bad, json.dumps(bad, indent=1, ensure_ascii=False)
 
