@@ -9,9 +9,6 @@ BOOK_STAMP := $(VENV)/.book-installed
 DEV_STAMP := $(VENV)/.dev-installed
 LAB_STAMP := $(VENV)/.lab-installed
 LITE_STAMP := $(VENV)/.lite-installed
-# --no-compile: bytecode is written on first import, for the modules imported (pip compiles every file:
-# about half of a fresh install's time, 104 s against 56 s for the four requirement files).
-PIP_INSTALL = $(BIN)/python -m pip install --quiet --no-compile
 # jupyter-cache hashes only code cells, so a change in attn/ or the pins must invalidate it by hand
 # (of pyproject.toml, what comes before the tools' settings: the package and its dependencies).
 ATTN_HASH = $(shell { cat $$(find attn -name "*.py" | sort) constraints.txt; sed '/^\[tool\.pytest/,$$d' pyproject.toml; } | sha256sum | cut -c1-16)
@@ -22,12 +19,12 @@ ATTN_HASH = $(shell { cat $$(find attn -name "*.py" | sort) constraints.txt; sed
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(PIP_INSTALL) -r requirements.txt
-	$(PIP_INSTALL) --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
 $(DEV_STAMP): $(LAB_STAMP) requirements-dev.txt
-	$(PIP_INSTALL) -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	@touch $@
 
 # MathJax 3 for the site, from npm (exact version in package-lock.json); copied into the built
@@ -44,7 +41,7 @@ mathjax: $(MATHJAX_STAMP)
 # requirements-lab.txt (the test stack includes it); binder/overrides.json, the jupytext viewer
 # setting, is the same file Binder's postBuild installs.
 $(LAB_STAMP): $(BOOK_STAMP) requirements-lab.txt binder/overrides.json
-	$(PIP_INSTALL) -r requirements-lab.txt
+	$(BIN)/python -m pip install --quiet -r requirements-lab.txt
 	install -D -m 644 binder/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
 	@touch $@
 
@@ -54,7 +51,7 @@ lab: $(LAB_STAMP)
 # In-browser notebooks (JupyterLite + Pyodide, all served by the site) under _build/html/lite/:
 # tools/build_lite.py, after the book build (it takes the downloadable notebooks and the attn wheel).
 $(LITE_STAMP): $(BOOK_STAMP) requirements-lite.txt
-	$(PIP_INSTALL) -r requirements-lite.txt
+	$(BIN)/python -m pip install --quiet -r requirements-lite.txt
 	@touch $@
 
 lite: $(LITE_STAMP) $(MATHJAX_STAMP)
