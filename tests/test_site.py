@@ -301,7 +301,8 @@ async def _crawl(base: str, full: bool) -> tuple[dict, dict, dict]:
 
 @pytest.fixture(scope="module")
 def crawl(request):
-    """Serve the site, visit every page at both viewports (plus dark-mode shots of pages with figures).
+    """Serve the site, visit every page at the desktop viewport and again at a phone's (plus dark-mode
+    shots of pages with figures).
 
     When the run includes the full tier (a selected test is marked ``full``), the phone visits also
     cover the ``_modules/`` source listings and run axe-core; the pull-request tier leaves both out.
@@ -472,8 +473,8 @@ def test_search_finds_the_course_topic(crawl):
 
 
 def test_no_page_scrolls_sideways(crawl):
-    """At 1280 px and at a phone's 390 px the page body never scrolls sideways (wide tables, code and
-    math scroll inside their own box)."""
+    """At 1280 px and at a phone's 390 px (the source listings at 390 px in the full tier only) the
+    page body never scrolls sideways (wide tables, code and math scroll inside their own box)."""
     bad = {f"{v.url} ({v.viewport})": v.facts["overflowX"] for v in _all_visits(crawl) if v.facts["overflowX"] > 0}
     assert not bad, bad
 
