@@ -59,6 +59,7 @@ lite: $(LITE_STAMP) $(MATHJAX_STAMP)
 
 NB_CACHE := _build/.jupyter_cache
 NOTEBOOK_PAGES = $(shell grep -l '^kernelspec:' $$(find book -name '*.md' | sort))  # a kernel in the front matter
+NB_TIMEOUT = $(shell sed -n 's/^  timeout: *\([0-9]*\).*/\1/p' _config.yml)  # _config.yml's execute.timeout
 
 book: $(BOOK_STAMP) $(MATHJAX_STAMP) $(LITE_STAMP)
 	@mkdir -p _build
@@ -72,11 +73,10 @@ book: $(BOOK_STAMP) $(MATHJAX_STAMP) $(LITE_STAMP)
 		rm -rf _build/html/_modules; fi
 	@# The pages that are notebooks run two at a time (jupyter-cache's parallel executor) into the cache
 	@# the build reads, so that the build itself executes none; a page that fails here is executed again
-	@# by the build, which reports it. A page already in the cache is not run again. The timeout per page
-	@# is _config.yml's execute.timeout.
+	@# by the build, which reports it. A page already in the cache is not run again.
 	@mkdir -p $(NB_CACHE)
 	$(BIN)/jcache notebook -p $(NB_CACHE) add --reader myst_nb_md $(NOTEBOOK_PAGES) >/dev/null
-	$(BIN)/jcache project -p $(NB_CACHE) execute --executor local-parallel --timeout 3600
+	$(BIN)/jcache project -p $(NB_CACHE) execute --executor local-parallel --timeout $(NB_TIMEOUT)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python tools/export_executed.py _build
 	$(BIN)/python tools/build_lite.py _build
