@@ -13,7 +13,7 @@ LITE_STAMP := $(VENV)/.lite-installed
 # (of pyproject.toml, what comes before the tools' settings: the package and its dependencies).
 ATTN_HASH = $(shell { cat $$(find attn -name "*.py" | sort) constraints.txt; sed '/^\[tool\.pytest/,$$d' pyproject.toml; } | sha256sum | cut -c1-16)
 
-.PHONY: book test test-full unit site nbval page lint sysdeps clean bench copy-task \
+.PHONY: book execute test test-full unit site nbval page lint sysdeps clean bench copy-task \
 	transformer mathjax lab lite lighthouse
 
 $(BOOK_STAMP): requirements.txt constraints.txt pyproject.toml
@@ -61,22 +61,24 @@ NB_CACHE := _build/.jupyter_cache
 NOTEBOOK_PAGES = $(shell grep -l '^kernelspec:' $$(find book -name '*.md' | sort))  # a kernel in the front matter
 NB_TIMEOUT = $(shell sed -n 's/^  timeout: *\([0-9]*\).*/\1/p' _config.yml)  # _config.yml's execute.timeout
 
-book: $(BOOK_STAMP) $(MATHJAX_STAMP) $(LITE_STAMP)
+# The notebook pages, executed two at a time (jupyter-cache's parallel executor) into the cache the
+# build reads, so that the build itself executes none; a page that fails here is executed again by the
+# build, which reports it. A page already in the cache is not run again. Needs only the book stack.
+execute: $(BOOK_STAMP)
 	@mkdir -p _build
 	@if [ "$$(cat _build/.attn-hash 2>/dev/null)" != "$(ATTN_HASH)" ]; then \
 		echo "attn/ or the pins changed: clearing the execution cache and the doctrees"; \
 		rm -rf $(NB_CACHE) _build/.doctrees; fi
+	@mkdir -p $(NB_CACHE)
+	$(BIN)/jcache notebook -p $(NB_CACHE) add --reader myst_nb_md $(NOTEBOOK_PAGES) >/dev/null
+	$(BIN)/jcache project -p $(NB_CACHE) execute --executor local-parallel --timeout $(NB_TIMEOUT)
+
+book: execute $(MATHJAX_STAMP) $(LITE_STAMP)
 	@# sphinx.ext.viewcode rewrites a module's source page only when the module is newer than it:
 	@# when the site's extension, templates, styles or config change, drop those pages so they follow.
 	@if [ -e _build/html/_modules/index.html ] && \
 		[ -n "$$(find tools _config.yml -type f -newer _build/html/_modules/index.html | head -1)" ]; then \
 		rm -rf _build/html/_modules; fi
-	@# The pages that are notebooks run two at a time (jupyter-cache's parallel executor) into the cache
-	@# the build reads, so that the build itself executes none; a page that fails here is executed again
-	@# by the build, which reports it. A page already in the cache is not run again.
-	@mkdir -p $(NB_CACHE)
-	$(BIN)/jcache notebook -p $(NB_CACHE) add --reader myst_nb_md $(NOTEBOOK_PAGES) >/dev/null
-	$(BIN)/jcache project -p $(NB_CACHE) execute --executor local-parallel --timeout $(NB_TIMEOUT)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python tools/export_executed.py _build
 	$(BIN)/python tools/build_lite.py _build
@@ -104,8 +106,10 @@ UNIT_JOBS ?= 2
 unit: $(DEV_STAMP)
 	$(NICE) $(BIN)/python -m pytest tests -q -m "not site$(NOT_FULL)" --durations=12 -n $(UNIT_JOBS) --dist loadfile
 
+# Over two pytest-xdist workers, one test file per worker: the crawl (tests/test_site.py, itself two
+# browsers) beside the other files, which it would otherwise wait for.
 site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-jar
-	$(BIN)/python -m pytest tests/test_site.py tests/test_navigation.py tests/test_figures_phone.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py \
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests/test_site.py tests/test_navigation.py tests/test_figures_phone.py tests/test_lite.py tests/test_html_valid.py tests/test_reader.py \
 		-m "site$(NOT_FULL)" --durations=12
 
 # nbval re-executes each executed notebook in a fresh kernel and compares its text outputs with the
@@ -116,11 +120,16 @@ NBVAL_ARGS = --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanit
 nbval: $(DEV_STAMP)
 	$(NICE) $(BIN)/python -m pytest -n $(NBVAL_JOBS) --dist loadfile $(NBVAL_ARGS) -m "not site$(NOT_FULL)" _build/jupyter_execute
 
-# `make test`: book, then the three stages side by side (--output-sync keeps each stage's log whole).
-# The browser stage is the longest; the other two run at a lower priority (NICE), so that the
+# `make test`: the pages execute while the test stack installs (the installs leave a core idle; they
+# run one at a time, -j1: one pip per environment); then the book; then the three stages side by side
+# (--output-sync keeps each stage's log whole), unit and nbval at a lower priority (NICE), so that the
 # browsers get the cores first.
 # Re-running only what failed is pytest's own: `.venv/bin/python -m pytest --lf` (or --ff).
-test: $(DEV_STAMP) sysdeps book
+test: $(BOOK_STAMP)
+	@$(MAKE) --no-print-directory execute & pid=$$!; \
+		$(MAKE) --no-print-directory -j1 $(DEV_STAMP) $(LITE_STAMP) $(MATHJAX_STAMP) sysdeps; status=$$?; \
+		wait $$pid && exit $$status
+	@$(MAKE) --no-print-directory book
 	@$(MAKE) --no-print-directory -j3 --output-sync=target nbval unit site
 
 test-full:
