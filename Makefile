@@ -72,6 +72,7 @@ execute: $(BOOK_STAMP)
 	@mkdir -p $(NB_CACHE)
 	$(BIN)/jcache notebook -p $(NB_CACHE) add --reader myst_nb_md $(NOTEBOOK_PAGES) >/dev/null
 	$(BIN)/jcache project -p $(NB_CACHE) execute --executor local-parallel --timeout $(NB_TIMEOUT)
+	@echo $(ATTN_HASH) > _build/.attn-hash
 
 book: execute $(MATHJAX_STAMP) $(LITE_STAMP)
 	@# sphinx.ext.viewcode rewrites a module's source page only when the module is newer than it:
@@ -82,7 +83,6 @@ book: execute $(MATHJAX_STAMP) $(LITE_STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	$(BIN)/python tools/export_executed.py _build
 	$(BIN)/python tools/build_lite.py _build
-	@echo $(ATTN_HASH) > _build/.attn-hash
 	@echo "Site built: $(CURDIR)/_build/html/index.html"
 
 # System packages the browser, HTML-validity and workflow tests need (Debian): installed only if
