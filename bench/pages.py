@@ -93,7 +93,7 @@ def main(argv: list[str]) -> int:
             print(f"{page:<48} {seconds:>8.1f} {100 * seconds / total:>6.1f}%  {created:%Y-%m-%d %H:%M}")
         else:
             print(f"{page:<48} {'-':>8} {'':>7}  not in the cache (code changed since the last build)")
-    print(f"{'total (the build executes pages one after another)':<48} {total:>8.1f}")
+    print(f"{'total (summed; the build runs two pages at a time)':<48} {total:>8.1f}")
 
     if COPY_PAGE in runs:
         print(f"\nCopy task ({COPY_PAGE}): training vs evaluating", flush=True)
