@@ -150,6 +150,7 @@ page: $(DEV_STAMP) sysdeps book
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check attn tests tools bench
+	PYTHONPATH=tools $(BIN)/lint-imports --no-cache --no-logo  # pyproject.toml's import contracts
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/run.py

@@ -9,7 +9,7 @@ Measures, on every formula of the last build (``_build/site-math.json``, written
   npm into a temporary folder, ``output: "htmlAndMathml"`` (its default), ``throwOnError: false``.
 
 Prints the render time, the formulas KaTeX cannot render, the bytes of markup, of stylesheet and of
-fonts each needs, and whether MathML for screen readers is there. Used for ARCHITECTURE.md's table;
+fonts each needs, and whether MathML for screen readers is there. Used for tools/README.md's table;
 needs `make book` first and the npm registry. Usage: python bench/math_alternatives.py [BUILD_DIR]
 """
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Repository hygiene: lint, exact pins, and CI running exactly the README's test command."""
+"""Repository hygiene: lint, the import contracts, exact pins, and CI running the README's test command."""
+import os
 import pathlib
 import re
 import shutil
@@ -13,6 +14,15 @@ def test_ruff_clean():
     paths = [p for p in ("attn", "tests", "tools", "bench") if (ROOT / p).exists()]
     result = subprocess.run([exe, "check", *paths], cwd=ROOT,
                             capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_import_contracts_are_kept():
+    """pyproject.toml's [tool.importlinter]: attn's layers, no import circle, no PyTorch in attn."""
+    exe = shutil.which("lint-imports", path=str(ROOT / ".venv" / "bin")) or shutil.which("lint-imports")
+    assert exe, "import-linter not installed (requirements-dev.txt)"
+    result = subprocess.run([exe, "--no-cache", "--no-logo"], cwd=ROOT, capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": "tools"})  # sphinx_site's import-path entry
     assert result.returncode == 0, result.stdout + result.stderr
 
 

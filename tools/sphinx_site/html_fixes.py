@@ -1,7 +1,7 @@
 """Third-party HTML fixed where Sphinx writes it: node visitors and post-transforms (HTML build only).
 
 Each fix runs at the earliest hook Sphinx offers for the markup it fixes and names the upstream gap
-it fills; ARCHITECTURE.md's patch table lists them with the regular expressions over written pages
+it fills; tools/README.md's patch table lists them with the regular expressions over written pages
 (icons.py, search.py, mathjax.py), which are left only where no hook writes the markup.
 
 - :func:`amend_html`: one node's HTML, amended as the page is written. The translator's own visitor
