@@ -4,7 +4,7 @@
 * the built site served as GitHub Pages serves it, and headless Chromium (Debian's ``chromium``);
 * an in-browser notebook (the site's JupyterLite) opened from a page's button and run to its end;
 * the glue values of an executed notebook and the text a glue role puts in the prose;
-* the ``literalinclude`` listings of a page and the ``:lines:`` that leave out a docstring;
+* the ``literalinclude`` listings of a page and the functions they show;
 * finite differences, PyTorch tensors and layers on attn's weights, a random encoder-decoder.
 """
 
@@ -97,17 +97,6 @@ class PagesHandler(SimpleHTTPRequestHandler):
 @functools.lru_cache(maxsize=None)
 def _gzip(path: Path) -> bytes:
     return gzip.compress(path.read_bytes(), compresslevel=6, mtime=0)
-
-
-def served_file(url: str) -> str | None:
-    """The file of the site that the local server sends for ``url`` (404.html for a missing one)."""
-    path = unquote(urlsplit(url).path)
-    if not path.startswith(PREFIX):
-        return None
-    target = HTML_DIR / path[len(PREFIX):]
-    if target.is_dir():
-        target = target / "index.html"
-    return target.relative_to(HTML_DIR).as_posix() if target.is_file() else "404.html"
 
 
 @contextmanager
@@ -343,17 +332,21 @@ def rendered_glue(role: str, content: str, values: dict[str, dict]) -> tuple[str
 LITERALINCLUDE = re.compile(r"^```\{literalinclude\}\s+(?P<path>\S+)\n(?P<options>(?::[^\n]*\n)*)```", re.M)
 
 
-def includes(text: str) -> dict[str, dict]:
-    """pyobject -> {path, options, label} for every literalinclude of the page."""
-    found = {}
+def literalincludes(text: str) -> list[dict]:
+    """{path, pyobject, options, label} of every literalinclude of the page, in order."""
+    found = []
     for m in LITERALINCLUDE.finditer(text):
         options = dict(re.findall(r"^:([\w-]+):\s*(.*)$", m.group("options"), re.M))
         before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
         label = re.fullmatch(r"\(([\w-]+)\)=", before)
-        found[options.get("pyobject")] = {
-            "path": m.group("path"), "options": options, "label": label.group(1) if label else None,
-        }
+        found.append({"path": m.group("path"), "pyobject": options.get("pyobject"), "options": options,
+                      "label": label.group(1) if label else None})
     return found
+
+
+def includes(text: str) -> dict[str, dict]:
+    """pyobject -> {path, pyobject, options, label} for every literalinclude of the page."""
+    return {inc["pyobject"]: inc for inc in literalincludes(text)}
 
 
 def function_node(source_file: str, pyobject: str):
@@ -369,20 +362,6 @@ def docstring_node(node):
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
         return first
     return None
-
-
-def lines_without_docstring(source_file: str, pyobject: str) -> str | None:
-    """The ``:lines:`` value (relative to ``:pyobject:``) that keeps the signature and the body only.
-
-    The pages show the code without the docstring (it is on the API page); this spec is derived
-    from the source, so a docstring that grows or shrinks fails this test instead of cutting code.
-    """
-    node = function_node(source_file, pyobject)
-    doc = docstring_node(node)
-    if doc is None:
-        return None
-    start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
-    return f"1-{doc.lineno - start},{doc.end_lineno - start + 2}-"
 
 
 # --------------------------------------------------------------------------- gradients and oracles

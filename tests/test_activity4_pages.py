@@ -19,7 +19,7 @@ import re
 
 import bs4
 import pytest
-from helpers import docstring_node, function_node, includes
+from helpers import docstring_node, function_node, includes, literalincludes
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGES_DIR = ROOT / "book" / "atividade4"
@@ -181,8 +181,8 @@ def test_answer_blocks_render_with_their_labels(page):
 def include_problems(text: str) -> list[str]:
     """Each ``literalinclude`` of a ``:pyobject:`` in ``text`` that picks lines itself: the build hides
     the docstring (tools/sphinx_site/listings.py), and a ``:lines:`` range cuts code when it changes."""
-    return [f"{pyobject}: no ':lines:' (the build hides the docstring)"
-            for pyobject, inc in includes(text).items() if pyobject is not None and "lines" in inc["options"]]
+    return [f"{inc['pyobject']}: no ':lines:' (the build hides the docstring)"
+            for inc in literalincludes(text) if inc["pyobject"] is not None and "lines" in inc["options"]]
 
 
 def test_no_include_picks_its_lines():

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import function_node, literalincludes
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -80,7 +81,6 @@ FORMULA_FUNCTIONS = [
 ]
 MAX_ANSWER_WORDS = 150
 
-INCLUDE = re.compile(r"```\{literalinclude\} (?P<path>\S+)\n(?P<opts>(?::[a-z]+:.*\n)+)```")
 ADMONITION = re.compile(r"(?:\((?P<label>[\w-]+)\)=\n)?:::\{admonition\} (?P<title>[^\n]*)\n:class: (?P<cls>\w+)\n"
                         r"(?P<body>.*?)\n:::\n", re.S)
 
@@ -91,27 +91,8 @@ def _page(rel):
 
 def _includes(text, rel):
     """(source path relative to the repository, pyobject, label or None) for each literalinclude."""
-    found = []
-    for m in INCLUDE.finditer(text):
-        opts = dict(re.findall(r":([a-z]+): ?(.*)", m.group("opts")))
-        source = (BOOK / rel).parent.joinpath(m.group("path")).resolve().relative_to(ROOT).as_posix()
-        before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        label = re.fullmatch(r"\(([\w-]+)\)=", before)
-        found.append((source, opts.get("pyobject"), label.group(1) if label else None))
-    return found
-
-
-def _find_object(source, dotted):
-    """The ast node of ``Class.method`` or ``function`` in ``source`` (None if absent)."""
-    nodes = ast.parse((ROOT / source).read_text(encoding="utf-8")).body
-    node = None
-    for part in dotted.split("."):
-        node = next((n for n in nodes if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == part),
-                    None)
-        if node is None:
-            return None
-        nodes = node.body
-    return node
+    return [((BOOK / rel).parent.joinpath(inc["path"]).resolve().relative_to(ROOT).as_posix(), inc["pyobject"],
+             inc["label"]) for inc in literalincludes(text)]
 
 
 @pytest.mark.parametrize("rel", sorted(EXERCISE_PAGES))
@@ -122,16 +103,7 @@ def test_exercise_page_includes_the_source_it_introduces(rel):
         for obj in objects:
             assert (source, obj) in shown, f"{rel} does not include {source} :pyobject: {obj}"
     for source, obj, _ in includes:
-        assert obj is not None, f"{rel}: include of {source} without :pyobject:"
-        assert _find_object(source, obj) is not None, f"{rel}: {source} has no {obj}"
-
-
-@pytest.mark.parametrize("rel", sorted({*EXERCISE_PAGES, "aula510/licao.md", "aula702/licao.md"}))
-def test_no_include_cuts_lines_by_hand(rel):
-    """The build hides every listing's docstring (tools/sphinx_site/listings.py); a ``:lines:`` spec
-    written by hand would drift when a docstring grows."""
-    for m in INCLUDE.finditer(_page(rel)):
-        assert ":lines:" not in m.group("opts"), (rel, m.group(0)[:120])
+        assert obj is not None, f"{rel}: include of {source} without :pyobject:"  # a missing one fails the build
 
 
 def test_labelled_includes_are_where_the_other_pages_link_them():
@@ -180,7 +152,7 @@ def _is_validation(value) -> bool:
 
 @pytest.mark.parametrize("source, obj", FORMULA_FUNCTIONS)
 def test_shown_functions_comment_every_line_of_math(source, obj):
-    node = _find_object(source, obj)
+    node = function_node(source, obj)
     lines = (ROOT / source).read_text(encoding="utf-8").splitlines()
     math = [stmt for stmt in ast.walk(node) if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Return))
             and stmt.value is not None and not _is_validation(stmt.value)
@@ -194,7 +166,7 @@ def test_shown_functions_comment_every_line_of_math(source, obj):
 
 def test_default_score_factor_is_in_the_attention_body():
     """Where does the code divide by sqrt(d_k)? In scaled_dot_product_attention itself."""
-    node = _find_object("attn/core.py", "scaled_dot_product_attention")
+    node = function_node("attn/core.py", "scaled_dot_product_attention")
     assert "scale = 1.0 / np.sqrt(d_k)" in ast.unparse(node)
 
 
