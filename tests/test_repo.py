@@ -40,9 +40,8 @@ def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     first_block = re.search(r"```bash\n(.*?)```", readme, re.S).group(1)
     commands = [line.split("#")[0].strip() for line in first_block.splitlines() if line.strip()]
-    assert commands == ["make book", "make test", "make test-full", "make lab"]
     targets = re.findall(r"^([\w-]+):", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
-    assert {c.split()[1] for c in commands} <= set(targets)
+    assert "make test" in commands and {c.split()[1] for c in commands} <= set(targets)
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     ci_commands = [line.strip() for line in ci.splitlines() if line.strip() and not line.startswith(("#", "set ", "cd "))]
     assert ci_commands == ["make test"]

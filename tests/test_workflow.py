@@ -22,8 +22,6 @@ import yaml
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 GITHUB = ROOT / ".github"
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
-# `uses: owner/repo[/path]@<40-hex commit> # vX.Y.Z`: the tag that commit carries, for the reader and Dependabot
-PINNED_USES = re.compile(r"uses: [\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40} # v\d+\.\d+\.\d+")
 
 
 def test_actionlint_with_shellcheck():
@@ -115,7 +113,6 @@ def test_concurrency_only_on_the_deploy_job():
     assert "concurrency" not in wf, "a workflow-level group would make pull requests wait"
     with_concurrency = [name for name, job in wf["jobs"].items() if "concurrency" in job]
     assert with_concurrency == ["deploy"]
-    assert wf["jobs"]["deploy"]["concurrency"] == {"group": "pages", "cancel-in-progress": False}
 
 
 def test_pull_requests_get_a_preview_artifact_linked_from_the_summary():
@@ -133,13 +130,10 @@ def test_pull_requests_get_a_preview_artifact_linked_from_the_summary():
 # --------------------------------------------------------------------------- the tiers; no job builds
 
 
-def test_pull_requests_run_the_pr_tier_and_the_schedule_the_full_tier():
-    wf = _workflow()
-    on = wf.get(True, wf.get("on"))  # YAML 1.1 reads the key `on` as True
+def test_pull_requests_pushes_and_a_weekly_schedule_run_the_workflow():
+    on = _workflow()[True]  # YAML 1.1 reads the key `on` as True
     assert {"pull_request", "push", "schedule", "workflow_dispatch"} <= set(on)
     assert [set(entry) for entry in on["schedule"]] == [{"cron"}]
-    assert wf["env"]["TIER"] == ("${{ (github.event_name == 'schedule' || github.event_name == 'workflow_dispatch')"
-                                 " && 'full' || 'pr' }}")
 
 
 def _dry_run(command: str, tier: str) -> str:
@@ -246,16 +240,6 @@ def _zizmor(*paths: pathlib.Path) -> list[dict]:
     return findings
 
 
-def _unpinned_uses(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines()
-            if re.match(r"\s*(- )?uses:", line) and not PINNED_USES.search(line)]
-
-
-def _checkouts_keeping_the_token(wf: dict) -> list[str]:
-    return [name for name, job in wf["jobs"].items() for step in _steps_using(job, "actions/checkout")
-            if step.get("with", {}).get("persist-credentials") is not False]
-
-
 def _with_one_unpinned_action(tmp_path: pathlib.Path) -> pathlib.Path:
     text = WORKFLOWS[0].read_text(encoding="utf-8")
     pinned = re.search(r"actions/checkout@[0-9a-f]{40} # v\S+", text).group(0)
@@ -272,25 +256,6 @@ def test_zizmor_reports_nothing():
 def test_zizmor_fails_on_one_unpinned_action(tmp_path):
     findings = _zizmor(_with_one_unpinned_action(tmp_path))
     assert [f["ident"] for f in findings] == ["unpinned-uses"]
-
-
-def test_every_action_pinned_by_commit_with_its_version():
-    text = WORKFLOWS[0].read_text(encoding="utf-8")
-    assert text.count("uses:") >= 10 and _unpinned_uses(text) == []
-
-
-def test_the_pin_check_fails_on_one_unpinned_action(tmp_path):
-    assert _unpinned_uses(_with_one_unpinned_action(tmp_path).read_text(encoding="utf-8")) == [
-        "- uses: actions/checkout@v7"]
-    assert _unpinned_uses("      - uses: actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae\n")
-
-
-def test_no_checkout_keeps_the_token():
-    wf = _workflow()
-    assert sum(len(_steps_using(job, "actions/checkout")) for job in wf["jobs"].values()) == 4
-    assert _checkouts_keeping_the_token(wf) == []
-    del wf["jobs"]["nbval"]["steps"][0]["with"]
-    assert _checkouts_keeping_the_token(wf) == ["nbval"]
 
 
 def test_deploy_uses_no_cache_and_runs_nothing_of_its_own():
