@@ -114,11 +114,12 @@ site: $(DEV_STAMP) sysdeps $(MATHJAX_STAMP)  # node_modules: axe-core and vnu-ja
 
 # nbval re-executes each executed notebook in a fresh kernel and compares its text outputs with the
 # build's; over pytest-xdist workers, one notebook per worker at a time. The training pages (their
-# full training) are in the full tier (conftest.py marks their cells).
+# full training) are in the full tier (conftest.py marks their cells). A cell's limit is the build's,
+# _config.yml's execute.timeout (nbval's own default, 2000 s, interrupted a training cell under load).
 NBVAL_JOBS ?= 2
-NBVAL_ARGS = --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+NBVAL_ARGS = --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout $(NB_TIMEOUT)
 nbval: $(DEV_STAMP)
-	$(NICE) $(BIN)/python -m pytest -n $(NBVAL_JOBS) --dist loadfile $(NBVAL_ARGS) -m "not site$(NOT_FULL)" _build/jupyter_execute
+	$(NICE) $(BIN)/python -m pytest -n $(NBVAL_JOBS) --dist loadfile $(NBVAL_ARGS) -m "not site$(NOT_FULL)" --durations=5 _build/jupyter_execute
 
 # `make test`: the pages execute while the test stack installs (the installs leave a core idle; they
 # run one at a time, -j1: one pip per environment); then the book; then the three stages side by side

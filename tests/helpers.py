@@ -195,7 +195,7 @@ def run_all(page, url: str) -> dict:
     """Open the notebook, run every cell; return the cells and the times (s) to the kernel being ready,
     to the first result and to the last cell done."""
     start = time.monotonic()
-    page.goto(url, wait_until="load")
+    page.goto(url, wait_until="load", timeout=120_000)  # the app's bundles: seconds, more under load
     page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.shell.currentWidget"
                            " && window.jupyterapp.shell.currentWidget.sessionContext"
                            " && window.jupyterapp.shell.currentWidget.sessionContext.isReady"

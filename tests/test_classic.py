@@ -211,7 +211,7 @@ def _all_three(p, q=None, keys=None, mask="default"):
     return out
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=60)
 @given(problems())
 def test_weights_are_a_distribution_over_real_positions(p):
     for name, (context, w) in _all_three(p).items():
@@ -222,7 +222,7 @@ def test_weights_are_a_distribution_over_real_positions(p):
         np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-12, err_msg=name)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=60)
 @given(problems())
 def test_context_is_inside_the_box_of_the_real_keys(p):
     big = np.where(p["mask"][..., None], p["keys"], -np.inf).max(axis=-2)
@@ -231,7 +231,7 @@ def test_context_is_inside_the_box_of_the_real_keys(p):
         assert (context <= big + 1e-12).all() and (context >= small - 1e-12).all(), name
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=60)
 @given(problems(), st.randoms(use_true_random=False))
 def test_permuting_encoder_positions_permutes_weights_only(p, rnd):
     T = p["keys"].shape[-2]
@@ -243,7 +243,7 @@ def test_permuting_encoder_positions_permutes_weights_only(p, rnd):
         np.testing.assert_allclose(moved[name][0], base[name][0], rtol=1e-10, atol=1e-12)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=60)
 @given(problems())
 def test_batch_equals_one_call_per_element(p):
     batched = _all_three(p)
@@ -254,7 +254,7 @@ def test_batch_equals_one_call_per_element(p):
             np.testing.assert_allclose(batched[name][0][b], single[name][0], rtol=1e-12, atol=1e-15)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=60)
 @given(problems(), st.integers(1, 4), st.floats(-50, 50))
 def test_padding_does_not_change_the_context(p, n_pad, pad_value):
     """Appending masked positions with arbitrary content changes nothing."""
@@ -269,7 +269,7 @@ def test_padding_does_not_change_the_context(p, n_pad, pad_value):
         np.testing.assert_allclose(with_pad[name][0], base[name][0], rtol=1e-12, atol=1e-15)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(max_examples=60)
 @given(problems(same_dims=True))
 def test_dot_equals_unscaled_scaled_dot_product_attention(p):
     """keys = values and the query multiplied by sqrt(d) cancels the 1/sqrt(d) of the core."""
@@ -401,7 +401,7 @@ def test_multihead_hand_values():
     np.testing.assert_allclose(context, [0.75, 0.5], rtol=1e-12)
 
 
-@settings(deadline=None, max_examples=40)
+@settings(max_examples=40)
 @given(st.integers(1, 3), st.integers(1, 4), st.integers(1, 4), st.integers(1, 3), st.integers(0, 2**32 - 1))
 def test_multihead_matches_per_head_loop(B, T, n_heads, d_head, seed):
     rng = _rng(seed)

@@ -32,7 +32,7 @@ def _sources(lengths, n, n_symbols, seed=EVAL_SEED, chunk=500):
     return {L: np.concatenate(parts) for L, parts in out.items()}
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(n=st.integers(1, 30), extra=st.integers(0, 30), chunk=st.integers(1, 12), L=st.integers(1, 9))
 def test_first_sequences_of_a_larger_set_are_the_smaller_set(n, extra, chunk, L):
     small = _sources((L,), n, 10, chunk=chunk)[L]

@@ -113,7 +113,7 @@ def qkv_mask(draw):
     return Q, K, V, mask
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(qkv_mask())
 def test_weights_sum_to_one_over_allowed_and_zero_elsewhere(data):
     Q, K, V, mask = data
@@ -126,13 +126,13 @@ def test_weights_sum_to_one_over_allowed_and_zero_elsewhere(data):
     assert np.isfinite(out).all()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(arrays(np.float64, st.integers(1, 8), elements=finite), st.floats(-1e3, 1e3))
 def test_softmax_shift_invariance(x, c):
     np.testing.assert_allclose(attn.softmax(x), attn.softmax(x + c), atol=1e-12)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.data())
 def test_permutation_equivariance(data):
     Q, K, V = qkv(data.draw)
@@ -145,7 +145,7 @@ def test_permutation_equivariance(data):
     np.testing.assert_allclose(w_p, w[pq][:, pk], atol=1e-12)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.data())
 def test_batched_equals_loop(data):
     Q, K, V = qkv(data.draw, batch=(3,))

@@ -34,7 +34,7 @@ def assert_same_decode(a, b):
 
 # ---------------------------------------------------------------- the key/value cache
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(d_k=st.integers(1, 4), num_heads=st.integers(1, 3), num_layers=st.integers(1, 3),
        batch=st.integers(1, 4), S=st.integers(1, 9), out_len=st.integers(1, 10), seed=st.integers(0, 2**16))
 def test_cached_decode_equals_full_recomputation(d_k, num_heads, num_layers, batch, S, out_len, seed):
@@ -92,7 +92,7 @@ def test_block_step_is_the_last_row_of_the_full_block():
     assert past["t"] == T
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(self_scale=st.sampled_from([None, 1.0, 0.1, 0.35, 2.0]), cross_scale=st.sampled_from([None, 1.0, 0.2, 3.0]),
        num_heads=st.integers(1, 3), T=st.integers(1, 6), seed=st.integers(0, 2**16),
        eps=st.sampled_from([1e-5, 0.1, 1.0]))
@@ -151,7 +151,7 @@ def test_block_with_its_cache_is_the_block_bit_for_bit():
 
 # ---------------------------------------------------------------- causality and padding
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(t=st.integers(0, 6), seed=st.integers(0, 2**16))
 def test_future_target_tokens_change_no_earlier_logit(t, seed):
     model = random_model(8, 2, 2, seed)

@@ -43,7 +43,7 @@ def test_layer_norm_float32():
     assert layer_norm(x, np.ones(6), np.zeros(6)).dtype == np.float32
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.integers(2, 16), st.integers(0, 2**32 - 1), st.floats(0.1, 100.0))
 def test_property_rows_mean_zero_unit_variance(d, seed, scale):
     x = np.random.default_rng(seed).normal(size=(3, d)) * scale
@@ -142,7 +142,7 @@ def test_block_causal_mask_first_token_ignores_the_rest():
     np.testing.assert_array_equal(a[0], b[0])
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(st.integers(2, 7), st.integers(0, 2**32 - 1))
 def test_property_block_is_permutation_equivariant(n, seed):
     rng = np.random.default_rng(seed)
@@ -245,7 +245,7 @@ def test_layer_norm_eps_outside_constant_row_gives_beta():
                                   [[1.0, 0.0, -1.0]])
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(st.integers(2, 16), st.integers(0, 2**32 - 1))
 def test_property_eps_forms_agree_to_order_eps(d, seed):
     x = np.random.default_rng(seed).normal(size=(4, d))

@@ -71,7 +71,7 @@ def test_softmax_jacobian_matches_finite_differences():
     np.testing.assert_allclose(softmax_jacobian(attn.softmax(s)), fd, atol=1e-9)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.integers(2, 8), st.integers(0, 2**31))
 def test_softmax_jacobian_rows_sum_to_zero(n, seed):
     w = attn.softmax(np.random.default_rng(seed).normal(size=n) * 3)

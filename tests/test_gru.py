@@ -129,7 +129,7 @@ def test_cell_matches_torch_grucell():
 
 
 @pytest.mark.oracle
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(T=st.integers(1, 6), B=st.integers(1, 4), D=st.integers(1, 5), H=st.integers(1, 5),
        seed=st.integers(0, 10_000))
 def test_sequence_matches_torch_gru(T, B, D, H, seed):

@@ -172,7 +172,7 @@ def test_from_weights_copies():
 
 # ---------------------------------------------------------------- properties
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.integers(1, 4), st.integers(1, 3), st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**32 - 1))
 def test_property_shapes_rows_sum_to_one(h, d_k, n_q, n_k, seed):
     rng = np.random.default_rng(seed)
@@ -184,7 +184,7 @@ def test_property_shapes_rows_sum_to_one(h, d_k, n_q, n_k, seed):
     np.testing.assert_allclose(w.sum(-1), 1.0, rtol=1e-12)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.integers(2, 7), st.integers(0, 2**32 - 1))
 def test_property_self_attention_is_permutation_equivariant(n, seed):
     rng = np.random.default_rng(seed)

@@ -88,13 +88,13 @@ def _state(page, sidebar: str) -> dict:
     return page.evaluate(SHOWN_JS, sidebar)
 
 
-def _wait_state(page, sidebar: str, shown: bool, timeout_ms: int = 3000) -> dict:
+def _wait_state(page, sidebar: str, shown: bool) -> dict:
     """The sidebar's state once it is ``shown`` (or not) with its links at home, or its state when
-    ``timeout_ms`` ran out. (Polled between the dialog's close and the theme's 'close' handler, the
-    emptied sidebar reads as hidden; a moment later the links are back and it slides out.)"""
+    Playwright's default timeout (30 s) ran out. (Polled between the dialog's close and the theme's
+    'close' handler, the emptied sidebar reads as hidden; a moment later the links are back and it slides
+    out.)"""
     try:
-        page.wait_for_function(f"((s) => s.shown === {str(shown).lower()} && !s.away)(({SHOWN_JS})({sidebar!r}))",
-                               timeout=timeout_ms)
+        page.wait_for_function(f"((s) => s.shown === {str(shown).lower()} && !s.away)(({SHOWN_JS})({sidebar!r}))")
     except Exception:  # noqa: BLE001 (playwright's TimeoutError: the state below says what was seen)
         pass
     return _state(page, sidebar)
@@ -223,7 +223,7 @@ def test_the_phone_header_has_one_run_menu_named_by_its_text(site):
         assert _runs(runner) == set(RUNS), runner
         page.get_by_role("button", name="Executar").tap()
         items = page.locator(".bd-header-article .dropdown-menu.show a")
-        items.first.wait_for(state="visible", timeout=3000)
+        items.first.wait_for(state="visible")
         shown = [items.nth(i).inner_text().strip() for i in range(items.count())]
     finally:
         context.close()

@@ -57,7 +57,7 @@ def test_ascii_lesson_sentence_shape():
     assert lines[1 + i][3 + 4 * j + 2:3 + 4 * j + 4] == ASCII_SHADES[-1] * 2
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(w=arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 5)),
                 elements=st.floats(0, 10, allow_nan=False, allow_infinity=False)))
 def test_ascii_levels_are_monotone_in_the_value(w):

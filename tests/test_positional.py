@@ -45,7 +45,7 @@ def test_frequencies_and_wavelengths():
     np.testing.assert_allclose(2 * np.pi / omega[0], 2 * np.pi)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.integers(1, 40), st.integers(2, 64))
 def test_property_pairs_on_unit_circle(max_len, d):
     pe = positional_encoding(max_len, d)
@@ -54,7 +54,7 @@ def test_property_pairs_on_unit_circle(max_len, d):
     np.testing.assert_allclose(pe[:, 0:2 * half:2] ** 2 + pe[:, 1:2 * half:2] ** 2, 1.0, rtol=1e-12)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(st.integers(0, 80), st.integers(0, 40), st.sampled_from([4, 8, 16]))
 def test_property_shift_is_a_rotation(pos, k, d):
     # PE[pos + k] is PE[pos] rotated pair by pair by the angle k * omega: a linear map independent of pos

@@ -143,6 +143,9 @@ FOOTER_JS = """() => { const links = [...document.querySelectorAll('.prev-next-a
           cut: links.map((a) => [a.textContent.trim().replace(/\\s+/g, ' ').slice(0, 50), a.getBoundingClientRect().right,
                                  a.scrollWidth - a.clientWidth])
             .filter(([, right, hidden]) => right > document.documentElement.clientWidth + 0.5 || hidden > 1)}; }"""
+# Two frames drawn: the scroll's own events and the observers it triggers have run (a fixed wait may pass
+# without a frame on a busy machine).
+TWO_FRAMES_JS = "() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))"
 LOAD_IMAGES_JS = """async () => { for (const i of document.images) { i.loading = 'eager'; }
   await Promise.all([...document.images].map((i) => i.decode().catch(() => null))); }"""
 
@@ -159,7 +162,7 @@ def _phone_visit(site, rel: str) -> dict:
         scrolled = None
         if header is not None:
             page.evaluate("window.scrollTo(0, 900)")
-            page.wait_for_timeout(50)
+            page.evaluate(TWO_FRAMES_JS)
             scrolled = page.evaluate(HEADER_JS)
     finally:
         context.close()
@@ -224,7 +227,7 @@ def _accessible_name(cdp, backend_id: int) -> str:
 def test_every_control_shows_focus_and_has_a_portuguese_name(site, rel):
     context, page = _open(site, rel, DESKTOP)
     try:
-        page.wait_for_timeout(300)  # sphinx-copybutton adds its buttons after load
+        page.wait_for_function(COPY_BUTTONS_JS)  # sphinx-copybutton adds its buttons after load
         page.mouse.move(0, 0)
         count = page.evaluate(f"document.querySelectorAll({json.dumps(FOCUSABLE)}).length")
         page.evaluate("""(sel) => document.querySelectorAll(sel).forEach((n, i) => {
@@ -265,10 +268,18 @@ def test_every_control_shows_focus_and_has_a_portuguese_name(site, rel):
         context.close()
 
 
+COPY_BUTTONS_JS = "document.querySelectorAll('button.copybtn').length > 0"
 COPY_STATE_JS = """(i) => { const b = document.querySelectorAll('button.copybtn')[i];
   return {tooltip: b.getAttribute('data-tooltip'), label: b.getAttribute('aria-label'),
           titles: [...b.querySelectorAll('title')].map((t) => t.textContent),
           success: b.classList.contains('success')}; }"""
+# The button's state at each change (a MutationObserver): the first is the copy's, whenever it is read.
+RECORD_COPY_STATES_JS = f"""() => {{ window.copyStates = [];
+  new MutationObserver(() => window.copyStates.push(({COPY_STATE_JS})(0)))
+    .observe(document.querySelectorAll('button.copybtn')[0], {{attributes: true, childList: true, subtree: true}}); }}"""
+# sphinx-copybutton has turned the button back: its timers (1,5 s and 2 s) have all fired.
+TURNED_BACK_JS = f"""() => {{ const s = ({COPY_STATE_JS})(0);
+  return !s.success && s.tooltip !== 'Copiado!' && !s.titles.includes('Copiado!'); }}"""
 
 
 def test_copy_button_speaks_portuguese_through_a_copy(site):
@@ -276,14 +287,16 @@ def test_copy_button_speaks_portuguese_through_a_copy(site):
     and once the button has turned back (sphinx-copybutton swaps the icon's SVG, with its <title>)."""
     context, page = _open(site, EX1, DESKTOP, permissions=["clipboard-read", "clipboard-write"])
     try:
-        page.wait_for_function("document.querySelectorAll('button.copybtn').length > 0")
+        page.wait_for_function(COPY_BUTTONS_JS)
         button = page.locator("button.copybtn").first
         states = {"before": page.evaluate(COPY_STATE_JS, 0)}
+        page.evaluate(RECORD_COPY_STATES_JS)
         button.hover()
         button.click()
-        states["copied"] = page.evaluate(COPY_STATE_JS, 0)
+        page.wait_for_function("window.copyStates.length > 0")
+        states["copied"] = page.evaluate("window.copyStates[0]")
         copied_text = page.evaluate("navigator.clipboard.readText()")
-        page.wait_for_timeout(2300)  # sphinx-copybutton turns the button back after 2 s
+        page.wait_for_function(TURNED_BACK_JS)
         states["after"] = page.evaluate(COPY_STATE_JS, 0)
         cdp = context.new_cdp_session(page)
         cdp.send("Accessibility.enable")
@@ -341,6 +354,7 @@ SLOW_4G = {"offline": False, "latency": 150, "downloadThroughput": 1.6e6 / 8, "u
 CPU_SLOWDOWN = 4
 LATE_S = 1.0  # how late web fonts and scripts arrive (after the first paint, on top of the throttling)
 QUIET_MS = 1500  # measured until the page is quiet: loaded, fonts loaded, no shift nor request for this long
+QUIET_CAP_S = 300  # an upper bound on that wait, far above a loaded machine's time (a page takes seconds)
 # Every layout-shift entry (buffered: those before the observer too) without recent input, with what moved;
 # the score is Lighthouse's (and web-vitals'): the largest session window (shifts < 1 s apart, <= 5 s).
 CLS_JS = """([quietMs, capMs]) => new Promise((resolve) => {
@@ -390,7 +404,7 @@ async def _layout_shift(browser, base: str, rel: str) -> dict:
         await cdp.send("Network.emulateNetworkConditions", SLOW_4G)
         await cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
         await page.goto(base + rel, wait_until="commit")
-        return await page.evaluate(CLS_JS, [QUIET_MS, 30_000])
+        return await page.evaluate(CLS_JS, [QUIET_MS, QUIET_CAP_S * 1000])
     finally:
         await context.close()
 
@@ -423,7 +437,7 @@ def test_pages_do_not_shift_while_loading(site):
         with concurrent.futures.ThreadPoolExecutor(1) as thread:
             results = thread.submit(asyncio.run, _layout_shifts(site["base"], CONTENT_PAGES)).result()
         for rel, result in results.items():
-            assert result["quiet"], f"{rel}: still loading or shifting after 30 s"
+            assert result["quiet"], f"{rel}: still loading or shifting after {QUIET_CAP_S} s"
             assert result["fonts"], f"{rel}: no web font loaded: the check measured nothing"
             measured[rel] = round(result["cls"], 4)
             if result["cls"] > CLS_LIMIT:

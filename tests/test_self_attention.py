@@ -180,7 +180,7 @@ def test_repr():
 finite = st.floats(-5, 5, allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(X=arrays(np.float64, st.tuples(st.integers(1, 6), st.just(4)), elements=finite),
        seed=st.integers(0, 2**16))
 def test_rows_sum_to_one_and_output_in_convex_hull(X, seed):
@@ -192,7 +192,7 @@ def test_rows_sum_to_one_and_output_in_convex_hull(X, seed):
     assert np.all(out <= V.max(axis=0) + 1e-9) and np.all(out >= V.min(axis=0) - 1e-9)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(X=arrays(np.float64, st.tuples(st.integers(2, 6), st.just(5)), elements=finite),
        data=st.data())
 def test_permutation_equivariance(X, data):
@@ -205,7 +205,7 @@ def test_permutation_equivariance(X, data):
     np.testing.assert_allclose(w_p, w[np.ix_(perm, perm)], rtol=1e-10, atol=1e-12)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(X=arrays(np.float64, st.tuples(st.integers(1, 6), st.just(3)), elements=finite),
        data=st.data())
 def test_masked_weights_exactly_zero(X, data):

@@ -175,7 +175,7 @@ def test_greedy_decode_float32_model_is_deterministic():
 
 
 # ---------------------------------------------------------------- ablation weights
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=40)
 @given(lengths=st.lists(st.integers(1, 7), min_size=1, max_size=5), seed=st.integers(0, 1000))
 def test_replaced_weights_are_distributions_over_real_positions(lengths, seed):
     lengths = np.array(lengths)

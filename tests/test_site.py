@@ -242,14 +242,13 @@ async def _visit(browser, base: str, rel: str, *, color_scheme: str = "light", v
     try:
         await page.goto(url, wait_until="load")
         if rel == "index.html":  # a redirect page: it must land on the intro page
-            await page.wait_for_url("**/book/intro.html", timeout=10_000)
+            await page.wait_for_url("**/book/intro.html")
             await page.wait_for_load_state("load")
         await page.evaluate(SETTLE_JS)
         if rel == "search.html":
             await page.wait_for_function(
                 "document.querySelector('#search-results p.search-summary')"
-                " && document.querySelector('#search-results p.search-summary').textContent.length > 0",
-                timeout=20_000)
+                " && document.querySelector('#search-results p.search-summary').textContent.length > 0")
         await page.wait_for_load_state("networkidle")
         sizes = await page.evaluate(SIZES_JS)  # what a first visit transfers, before any scrolling
         visit.transfer_bytes, visit.decoded_bytes, visit.requests = sizes["transfer"], sizes["decoded"], sizes["count"]

@@ -150,19 +150,19 @@ def tiled_case(draw, with_mask=True):
     return Q, K, V, mask, tile_q, tile_k
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(tiled_case())
 def test_property_forward_equals_dense(case):
     assert_forward_matches_dense(attn.tiled, *case)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(tiled_case())
 def test_property_backward_equals_dense(case):
     assert_backward_matches_dense(attn.tiled, *case)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(tiled_case(with_mask=False), st.integers(1, 13), st.integers(1, 13))
 def test_property_result_does_not_depend_on_tile_sizes(case, tile_q2, tile_k2):
     Q, K, V, _, tile_q, tile_k = case
