@@ -13,7 +13,12 @@ Each test measures one defect a reader found, at the width where it shows:
   through CDP), with the web fonts and scripts served late, measured until the page is quiet (the
   full tier, ``make test-full``: every page under throttling takes minutes);
 * a returning student gets the current notebook in JupyterLite, not a stale autosaved copy
-  (their own copy is kept next to it).
+  (their own copy is kept next to it);
+* at 390 px the glossary's definitions are on the screen, and every table wider than its box (a
+  pandas output or a Markdown table) scrolls inside that box with the site's cue, a fade at the
+  edge that hides columns (issue 42: 8 Markdown tables had none);
+* a printed page, and the ".pdf" button, which prints it, carry what the closed dropdowns hold (issue
+  42: the oral-exam page printed its questions without a single answer).
 
 The site is the one ``SITE_HTML_DIR`` names (default ``_build/html``), served as in test_site.py.
 """
@@ -41,6 +46,8 @@ pytestmark = pytest.mark.site
 
 EX1 = "book/atividade4/ex1_atencao_produto_escalar.html"
 COPY_TASK = "book/aula510/ex3_copia_gru.html"
+GLOSSARY = "book/glossario.html"
+ORAL_EXAM = "book/atividade4/prova_oral.html"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 CONTENT_PAGES = sorted(p.relative_to(HTML_DIR).as_posix() for p in (HTML_DIR / "book").rglob("*.html"))
@@ -159,6 +166,7 @@ def _phone_visit(site, rel: str) -> dict:
         footer = page.evaluate(FOOTER_JS)
         page.evaluate(LOAD_IMAGES_JS)
         figures = page.evaluate(FIGURES_JS)
+        tables = page.evaluate(WIDE_TABLES_JS)
         scrolled = None
         if header is not None:
             page.evaluate("window.scrollTo(0, 900)")
@@ -167,12 +175,12 @@ def _phone_visit(site, rel: str) -> dict:
     finally:
         context.close()
     return {"header": header, "scrolled": scrolled, "footer_links": footer["count"], "footer_cut": footer["cut"],
-            "figures": figures}
+            "figures": figures, "tables": tables}
 
 
 @pytest.fixture(scope="module")
 def phone_visits(site) -> dict[str, dict]:
-    """Each content page visited once at a phone's width for the header, figure and footer checks."""
+    """Each content page visited once at a phone's width for the header, figure, footer and table checks."""
     return {rel: _phone_visit(site, rel) for rel in CONTENT_PAGES}
 
 
@@ -533,3 +541,104 @@ def test_a_returning_student_gets_the_updated_notebook_and_keeps_their_copy(site
     assert MY_EDIT not in shown and SITE_UPDATE in shown, "the app reopened the stale copy, not the updated notebook"
     assert kept is not None and MY_EDIT in kept, f"the student's own copy is gone (no {kept_path})"
 
+
+# --------------------------------------------------------------------------- 7. glossary and tables on a phone
+
+# The glossary's definitions: the <dd> of its definition lists, and the cells of any table column headed
+# "Definição" (the glossary's form until issue 42), each with its box on the screen.
+DEFINITIONS_JS = """() => {
+  const cells = [...document.querySelectorAll('article dl:not(.field-list) > dd')];
+  for (const table of document.querySelectorAll('article table')) {
+    const col = [...table.querySelectorAll('thead th')].findIndex((th) => th.textContent.trim() === 'Definição');
+    if (col >= 0) cells.push(...[...table.querySelectorAll('tbody tr')].map((tr) => tr.children[col]));
+  }
+  return {viewport: document.documentElement.clientWidth,
+          definitions: cells.map((c) => { const r = c.getBoundingClientRect();
+            return {text: c.textContent.trim().slice(0, 40), left: r.left, right: r.right}; })};
+}"""
+
+
+def test_glossary_definitions_are_on_a_phone_screen(site):
+    """At 390 px every definition of the glossary starts and ends inside the viewport (before issue 42 the
+    "Definição" column started at x = 404 px, in a 544 px table that scrolled with no cue)."""
+    context, page = _open(site, GLOSSARY, PHONE)
+    try:
+        found = page.evaluate(DEFINITIONS_JS)
+    finally:
+        context.close()
+    assert len(found["definitions"]) >= 25, f"only {len(found['definitions'])} definitions found: the check measured little"
+    off = [f"{d['text']!r}: x = {d['left']:.0f} to {d['right']:.0f} px" for d in found["definitions"]
+           if d["left"] < -0.5 or d["right"] > found["viewport"] + 0.5]
+    assert not off, f"{len(off)} definitions leave the {found['viewport']} px screen: " + "; ".join(off[:5])
+
+
+# Every table wider than its box: the box that scrolls it (the nearest ancestor with overflow-x auto or scroll
+# inside the article), and the cue at scroll start: how far the box's right edge fades out (the last opaque
+# stop of its computed mask-image, tools/static/site-a11y.css; the pandas outputs' cue since issue 33).
+WIDE_TABLES_JS = r"""() => {
+  const article = document.querySelector('article');
+  if (!article) return [];
+  const scrolls = (el) => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+  return [...article.querySelectorAll('table')].map((t) => {
+    let box = t.parentElement;
+    while (box && box !== article && !scrolls(box)) box = box.parentElement;
+    const own = !!box && box !== article;
+    const width = t.getBoundingClientRect().width;
+    const room = own ? box.clientWidth : article.clientWidth;
+    const fade = own && /calc\(100% - ([\d.]+)px\), rgba\(0, 0, 0, 0\)\)$/.exec(getComputedStyle(box).maskImage);
+    return {kind: t.classList.contains('dataframe') ? 'pandas' : 'Markdown', width, room, scrolls: own,
+            overflows: (own ? box.scrollWidth : width) > room + 1, fadeRightPx: fade ? Number(fade[1]) : 0,
+            head: t.textContent.trim().replace(/\s+/g, ' ').slice(0, 40)};
+  }).filter((t) => t.overflows);
+}"""
+
+
+def test_wide_tables_show_that_they_scroll_on_a_phone(phone_visits):
+    wide = {rel: visit["tables"] for rel, visit in phone_visits.items() if visit["tables"]}
+    assert wide, "no table is wider than its box at 390 px: the check measured nothing"
+    bad = [f"{rel}: {t['kind']} table {t['head']!r}, {t['width']:.0f} px in {t['room']:.0f} px, "
+           + ("cut at the page's edge" if not t["scrolls"] else "scrolls with no cue (no fade at its right edge)")
+           for rel, tables in wide.items() for t in tables if not t["scrolls"] or t["fadeRightPx"] < 8]
+    count = sum(map(len, wide.values()))
+    assert not bad, f"{len(bad)} of the {count} tables wider than their box at 390 px:\n" + "\n".join(bad)
+
+
+# --------------------------------------------------------------------------- 8. printed pages
+
+# Each sphinx-design dropdown of the page: open or not, and whether its body would be drawn.
+DROPDOWNS_JS = """() => [...document.querySelectorAll('article details.sd-dropdown')].map((d) => {
+  const body = d.querySelector(':scope > .sd-summary-content');
+  return {id: d.id || d.querySelector('summary').textContent.trim().slice(0, 40), open: d.open,
+          shown: !!body && body.checkVisibility() && body.getBoundingClientRect().height > 0}; })"""
+PDF_PAGE = re.compile(rb"/Type\s*/Page(?![a-zA-Z])")
+
+
+def _pdf_pages(page) -> int:
+    pdf = page.pdf(format="A4", print_background=True)
+    return len(PDF_PAGE.findall(pdf))
+
+
+def test_printed_oral_exam_carries_the_answers_of_closed_dropdowns(site):
+    """Under print media the body of every closed dropdown of the oral-exam page is drawn, and its PDF
+    (what the ".pdf" button gets from the browser's print) is as long as the page with every dropdown
+    opened by hand. Before issue 42: 3 A4 pages without a single answer, against 21. On screen the
+    dropdowns stay closed."""
+    context, page = _open(site, ORAL_EXAM, DESKTOP)
+    try:
+        on_screen = page.evaluate(DROPDOWNS_JS)
+        assert len(on_screen) >= 5 and not any(d["open"] or d["shown"] for d in on_screen), \
+            "the oral-exam page should open with its dropdowns closed: the check measures nothing"
+        page.emulate_media(media="print")
+        printed = page.evaluate(DROPDOWNS_JS)
+        as_printed = _pdf_pages(page)
+        page.emulate_media(media="screen")
+        after = page.evaluate(DROPDOWNS_JS)
+        page.evaluate("document.querySelectorAll('details.sd-dropdown').forEach((d) => { d.open = true; })")
+        all_open = _pdf_pages(page)
+    finally:
+        context.close()
+    hidden = [d["id"] for d in printed if not d["shown"]]
+    pages = f"the printed page has {as_printed} A4 pages; with its dropdowns open, {all_open}"
+    assert not hidden, f"{len(hidden)} of {len(printed)} dropdown answers are not drawn in print ({pages}): {hidden[:6]}"
+    assert as_printed >= all_open, f"{pages}: answers are missing"
+    assert not any(d["open"] or d["shown"] for d in after), "after printing, the dropdowns stay open on screen"

@@ -1,7 +1,8 @@
 """One term per concept: the variants the glossary rejects never appear in reader-facing text.
 
-The glossary page (book/glossario.md) holds the list, in its table under the label
-``(glossario-variantes)=``: "Em vez de" | "Use". This test reads that table, then searches every page
+The glossary page (book/glossario.md) holds the list, in the definition list of its section under the
+label ``(glossario-variantes)=``: each term is a rejected form (or several forms of one word, separated by
+commas), and its definition names the form to use in bold. This test reads that list, then searches every page
 of the book and the prompt files the pages include (outputs/*.md) for the rejected forms, in what a
 reader reads:
 
@@ -22,6 +23,8 @@ import tokenize
 
 import jupytext
 import pytest
+from markdown_it import MarkdownIt
+from mdit_py_plugins.deflist import deflist_plugin
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 GLOSSARY = ROOT / "book" / "glossario.md"
@@ -31,16 +34,29 @@ IDS = [str(p.relative_to(ROOT)) for p in SOURCES]
 VARIANTS_LABEL = "(glossario-variantes)="
 
 
+_DEFLIST = MarkdownIt("commonmark").use(deflist_plugin)
+
+
 def glossary_variants(text: str) -> dict[str, str]:
-    """Rejected form -> the term to use, from the glossary's "Em vez de | Use" table."""
-    start = text.index(VARIANTS_LABEL)
-    rows = {}
-    for line in text[start:].splitlines()[1:]:
-        if rows and not line.startswith("|"):
+    """Rejected form -> the term to use, from the definition list of the glossary's section under
+    ``(glossario-variantes)=`` (up to the next heading): each comma-separated form of a term maps to
+    the bold text of its definition ("estourar, estouro" for **estourar** ou **estouro**)."""
+    section = []
+    for line in text[text.index(VARIANTS_LABEL):].splitlines()[1:]:
+        if line.startswith("#") and section:  # the next heading ends the section
             break
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 2 and cells[0] and not set(cells[0]) <= {"-", ":"} and cells[0] != "Em vez de":
-            rows[cells[0]] = cells[1]
+        section.append(line)
+    tokens = _DEFLIST.parse("\n".join(section))
+    rows = {}
+    for i, token in enumerate(tokens):
+        if token.type != "dt_open":
+            continue
+        forms = tokens[i + 1].content  # the term's inline markdown, as written ("quase *one-hot*")
+        start = next(j for j in range(i, len(tokens)) if tokens[j].type == "dd_open")
+        definition = next(t for t in tokens[start:] if t.type == "inline")
+        use = ", ".join(re.findall(r"\*\*(.+?)\*\*", definition.content))
+        for form in forms.split(","):
+            rows[form.strip()] = use
     return rows
 
 
@@ -139,9 +155,22 @@ VARIANTS = glossary_variants(GLOSSARY.read_text(encoding="utf-8"))
 
 def test_glossary_lists_the_decided_variants():
     decided = {"treino": "treinamento", "multi-cabeça": "multicabeça", "preenchimento": "padding",
-               "caso de borda": "caso-limite"}
+               "caso de borda": "caso-limite",
+               # issue 42, point 4: the calques, the hyphenated forms and the colloquialisms
+               "corrida": "execução", "escore": "pontuação", "transbordar": "estourar, estouro",
+               "transborda": "estourar, estouro", "transbordam": "estourar, estouro",
+               "multiplicações-e-somas": "multiplicações e somas", "erro-padrão": "erro padrão",
+               "chute": "estimativa", "batem": "coincidem, conferem", "mexer": "alterar, mudar"}
     assert {k: v for k, v in VARIANTS.items() if k in decided} == decided
     assert "features" in VARIANTS and "quase *one-hot*" in VARIANTS
+
+
+def test_variants_read_from_the_definition_list():
+    section = ("(glossario-variantes)=\n## Formas\n\nTexto com **negrito** fora da lista.\n\ntreino\n"
+               ": Use **treinamento**: um termo só.\n\ntransbordar, transborda\n: Use **estourar** ou **estouro**.\n\n"
+               "## Depois\n\noutro\n: Use **não lido**.\n")
+    assert glossary_variants(section) == {"treino": "treinamento", "transbordar": "estourar, estouro",
+                                          "transborda": "estourar, estouro"}
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=IDS)

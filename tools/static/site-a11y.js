@@ -12,6 +12,21 @@ document.addEventListener("DOMContentLoaded", () => {
   document.querySelectorAll(BOXES).forEach((box) => observer.observe(box));
 });
 
+// Printing (and the header's ".pdf" button, which prints the page): the closed dropdowns open for the
+// print and close again after it, so a sheet or a saved PDF carries the answers they hold. Browsers with
+// ::details-content get the same from site-a11y.css's print rule; this covers the others.
+(() => {
+  let opened = [];
+  window.addEventListener("beforeprint", () => {
+    opened = [...document.querySelectorAll("details.sd-dropdown:not([open])")];
+    opened.forEach((d) => { d.open = true; });
+  });
+  window.addEventListener("afterprint", () => {
+    opened.forEach((d) => { d.open = false; });
+    opened = [];
+  });
+})();
+
 // sphinx-copybutton 0.5.2 has no Portuguese strings: its buttons were named by an English <title>
 // ("Copy to clipboard") with the tooltip "Copy". It reads `messages[locale]` when the page has been
 // parsed, after this deferred script has run.
