@@ -46,13 +46,10 @@ def disagreements(values: dict[str, dict[str, dict]]) -> list[str]:
 # The oral-exam page quotes these facts of other pages (issue 18, item 14): page -> glue names.
 ORAL = "book/atividade4/prova_oral"
 QUOTED = {
-    "book/atividade4/ex1_atencao_produto_escalar": ["ex1-mudanca-sem", "ex1-softmax-1000"],
-    "book/atividade4/ex3_bloco_encoder": ["ex3-dif-formas", "ex3-sigma-pequeno", "ex3-desvio-dentro",
-                                          "ex3-desvio-fora", "ex3-desvio-saida"],
+    "book/atividade4/ex1_atencao_produto_escalar": ["ex1-mudanca-sem", "ex1-mudanca-com"],
     "book/atividade4/ex4_codificacao_posicional": ["ex4-dif-com-pe", "ex4-dif-sem-pe", "ex4-perm-com",
-                                                   "ex4-perm-sem", "ex4-dist-1-50", "ex4-menor-dist",
-                                                   "ex4-n-seq", "ex4-d-bloco"],
-    "book/aula702/licao": ["l702-sat-sem-64-max", "l702-sat-com-64-max", "l702-sat-sem-64-acima"],
+                                                   "ex4-perm-sem", "ex4-dist-1-50", "ex4-d-bloco"],
+    "book/aula702/licao": ["l702-sat-sem-64-max", "l702-sat-com-64-max"],
 }
 
 
