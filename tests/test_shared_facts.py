@@ -49,8 +49,6 @@ QUOTED = {
     "book/atividade4/ex1_atencao_produto_escalar": ["ex1-mudanca-sem", "ex1-mudanca-com"],
     "book/atividade4/ex4_codificacao_posicional": ["ex4-dif-com-pe", "ex4-dif-sem-pe", "ex4-perm-com",
                                                    "ex4-perm-sem", "ex4-dist-1-50", "ex4-d-bloco"],
-    "book/atividade4/ex3_bloco_encoder": ["ex3-contexto", "ex3-delta-sim", "ex3-delta-sem-residual",
-                                          "ex3-delta-so-proj", "ex3-parte-ffn"],
     "book/aula702/licao": ["l702-sat-sem-64-max", "l702-sat-com-64-max"],
 }
 
