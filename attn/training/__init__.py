@@ -1,6 +1,6 @@
 """Training: the trained models, their hand-written backward passes, Adam, and the experiments.
 
-Nothing in the graded modules of :mod:`attn` imports this package (the import contracts in ``pyproject.toml``).
+Nothing in the graded modules of :mod:`attn` imports this package (the import contracts, pyproject.toml).
 """
 from .gru import gru_backward, gru_forward, init_gru
 from .optim import Adam, clip_grad_norm, cosine_lr
