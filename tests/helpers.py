@@ -35,6 +35,8 @@ from myst_parser.parsers.mdit import create_md_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 EXECUTED = ROOT / "_build" / "jupyter_execute"
+# A notebook cell's limit wherever a test runs one: the build's, _config.yml's execute.timeout (a hang guard).
+CELL_TIMEOUT_S = int(re.search(r"^  timeout: *(\d+)", (ROOT / "_config.yml").read_text(encoding="utf-8"), re.M)[1])
 
 # --------------------------------------------------------------------------- the site, served
 

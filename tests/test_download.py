@@ -36,7 +36,7 @@ import nbformat
 import pytest
 import yaml
 from export_executed import toc_pages
-from helpers import serve_site
+from helpers import CELL_TIMEOUT_S, serve_site
 from nbconvert.preprocessors import CoalesceStreamsPreprocessor
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -238,7 +238,7 @@ def _run(nb, python: Path, tmp_path: Path) -> None:
     workdir.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     km = KernelManager(kernel_name="fresh", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec_dir.parent)]))
-    client = NotebookClient(nb, km=km, timeout=600, resources={"metadata": {"path": str(workdir)}})
+    client = NotebookClient(nb, km=km, timeout=CELL_TIMEOUT_S, resources={"metadata": {"path": str(workdir)}})
     client.km.start_kernel(cwd=str(workdir), env=env)
     client.execute()  # raises CellExecutionError on the first failing cell
 

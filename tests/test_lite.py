@@ -33,6 +33,7 @@ from build_lite import (
 )
 from export_executed import toc_pages
 from helpers import (
+    CELL_TIMEOUT_S,
     HTML_DIR,
     PREFIX,
     ROOT,
@@ -242,7 +243,7 @@ def training_in_python(tmp_path_factory) -> dict[str, tuple[list, list]]:
         workdir = tmp_path_factory.mktemp(Path(rel).name)
         errors = []
         try:
-            NotebookClient(nb, kernel_name="python3", timeout=600,
+            NotebookClient(nb, kernel_name="python3", timeout=CELL_TIMEOUT_S,
                            resources={"metadata": {"path": str(workdir)}}).execute()
         except CellExecutionError as e:
             errors.append({"ename": e.ename, "evalue": e.evalue, "traceback": [str(e)]})

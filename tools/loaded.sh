@@ -9,7 +9,7 @@ if ! command -v stress-ng >/dev/null; then
 fi
 stress-ng --cpu 2 --quiet &
 load=$!
-trap 'kill "$load"; wait "$load" || true' EXIT
+trap 'kill "$load" 2>/dev/null; wait "$load" || true' EXIT  # (a signal to the whole group may have stopped it)
 trap 'exit 130' INT
 trap 'exit 143' TERM
 "$@"
