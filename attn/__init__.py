@@ -5,7 +5,11 @@ The modules of this folder are what the lessons and Activity 4 grade; they never
 
 Every public function documents the shape of each array it takes and
 returns, validates its inputs, and raises ``ValueError`` naming the argument,
-its shape and the expected shape instead of broadcasting silently.
+its shape and the expected shape instead of broadcasting silently. It checks them
+once, at its door (:mod:`attn._checks`), then calls its kernel: the function of
+the same module named with a leading underscore (``core._attention`` for
+``scaled_dot_product_attention``), which is the formula alone and checks nothing.
+The other modules and the training code call the kernels on arrays already checked.
 """
 from . import experiments, prose
 from .classic import additive_attention, dot_attention, general_attention

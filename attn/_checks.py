@@ -1,10 +1,11 @@
-"""Input validation: a few generic checks that every public function of ``attn`` calls.
+"""Input validation: the checks every public function of ``attn`` makes at its door.
 
 Each check raises ``ValueError`` with a message that names the argument, the shape it has and the
 shape expected, written with the symbols of the docstrings (``n_q``, ``n_k``, ``d_k``, ``d_v`` ...).
-They only refuse or accept: the meaning of a function (the default score factor, how a mask is
-broadcast, which dtype the result has) is written in the function itself. Nothing is broadcast
-silently: a caller who wants broadcasting must build the full shape.
+:func:`array` and :func:`boolean` read that shape from the docstring's own notation, e.g.
+``array(K, "K", "(..., n_k, d_k)", dims)``. A check returns its input, converted only where the
+docstring says so (an integer array becomes float64); the meaning of a function (the default score
+factor, how a mask is broadcast) is written in the function itself. Nothing is broadcast silently.
 """
 from __future__ import annotations
 
@@ -33,6 +34,64 @@ def positive_number(value, name: str, hint: str = "") -> float:
     if not (_is_real_number(value) and value > 0):
         raise ValueError(f"{name} must be a finite number > 0{hint}, got {value!r}")
     return float(value)
+
+
+def _match(arr: np.ndarray, name: str, spec: str, dims: dict) -> np.ndarray:
+    """Require ``arr.shape`` to match ``spec``, e.g. ``"(..., n_k, d_k)"``; record new sizes in ``dims``.
+
+    ``...`` stands for any number of leading (batch) axes. A symbol already in ``dims`` (from an earlier
+    argument, or given by the caller) must have that size; the others are added to ``dims``.
+    """
+    axes = [a.strip() for a in spec.strip("()").split(",") if a.strip()]  # e.g. ["...", "n_k", "d_k"]
+    batched = axes[0] == "..."
+    named = axes[1:] if batched else axes
+    found, lead = dict(dims), arr.ndim - len(named)  # lead: number of batch axes
+    ok = lead >= 0 and (batched or lead == 0)
+    for axis, size in zip(named, arr.shape[max(lead, 0):], strict=False):  # strict: lead may be < 0
+        ok = ok and found.setdefault(axis, size) == size
+    if batched and ok:
+        ok = found.setdefault("...", arr.shape[:lead]) == arr.shape[:lead]
+    if not ok:
+        known = ", ".join(f"{a} = {shape_str(dims[a]) if a == '...' else dims[a]}" for a in axes if a in dims)
+        known = f" with {known}" if known else ""
+        raise ValueError(f"{name} has shape {shape_str(arr.shape)}; expected {spec}{known}")
+    dims.update(found)
+    return arr
+
+
+def array(x, name: str, spec: str, dims: dict, *, neg_inf: bool = False) -> np.ndarray:
+    """Return ``x`` as a float array of shape ``spec`` (see :func:`_match`), refusing NaN and infinities.
+
+    float32 and float64 are kept, other real numbers become float64; ``neg_inf`` accepts ``-inf``
+    (softmax logits).
+    """
+    return _match(as_float(x, name, allow_neg_inf=neg_inf), name, spec, dims)
+
+
+def boolean(mask, name: str, spec: str, dims: dict) -> np.ndarray:
+    """Return ``mask`` as a boolean array of shape ``spec`` (see :func:`_match`); other dtypes are refused."""
+    arr = np.asarray(mask)
+    if arr.dtype != bool:
+        raise ValueError(f"{name} must be a boolean array (True = may attend), got dtype {arr.dtype} "
+                         f"with shape {shape_str(arr.shape)}")
+    return _match(arr, name, spec, dims)
+
+
+def attention_mask(mask, dims: dict) -> np.ndarray:
+    """An attention mask: shape (n_q, n_k), the same for every batch element, or (..., n_q, n_k)."""
+    return boolean(mask, "mask", "(n_q, n_k)" if np.ndim(mask) == 2 else "(..., n_q, n_k)", dims)
+
+
+def generator(rng, name: str = "rng"):
+    """The source of random draws: None = NumPy's global generator (``np.random.seed`` fixes it), an int =
+    a new ``np.random.default_rng(seed)``, a ``Generator`` or ``RandomState`` = itself."""
+    if rng is None:
+        return np.random  # its functions draw from the global generator
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return np.random.default_rng(int(rng))
+    if isinstance(rng, (np.random.Generator, np.random.RandomState)):
+        return rng
+    raise ValueError(f"{name} must be None, an int seed or a NumPy generator, got {type(rng).__name__}")
 
 
 def as_float(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:

@@ -8,9 +8,20 @@ convention; ``torch.nn.MultiheadAttention`` uses the opposite one
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ._checks import as_bool_mask, as_float, check_ndim, check_qkv, positive_int, positive_number, shape_str
+from ._checks import array, attention_mask, boolean, positive_int, positive_number, shape_str
+
+
+def _softmax(x, axis: int = -1) -> np.ndarray:
+    """The kernel of :func:`softmax`: the formula, on an array already checked."""
+    m = np.max(x, axis=axis, keepdims=True)  # x.shape, 1 along axis
+    m = np.where(np.isneginf(m), 0.0, m)  # a slice all -inf: m = 0, so that exp gives 0, not NaN
+    e = np.exp(x - m)  # x.shape
+    total = np.sum(e, axis=axis, keepdims=True)  # x.shape, 1 along axis
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)  # x.shape; 0 where total = 0
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:
@@ -21,7 +32,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
 
     Parameters
     ----------
-    x : array_like, shape (...)
+    x : array_like, shape (..., n)
         Logits. ``-inf`` is allowed and gives an exact 0; NaN and ``+inf``
         are refused.
     axis : int
@@ -34,13 +45,14 @@ def softmax(x, axis: int = -1) -> np.ndarray:
         entirely ``-inf`` (every position blocked) gives all zeros, never NaN.
         float32 input stays float32; integer input becomes float64.
     """
-    x = check_ndim(as_float(x, "x", allow_neg_inf=True), "x", "at least 1 dimension", 1)  # (...)
-    m = np.max(x, axis=axis, keepdims=True)  # x.shape, 1 along axis
-    m = np.where(np.isneginf(m), 0.0, m).astype(x.dtype)  # all -inf: m = 0
-    e = np.exp(x - m)  # x.shape
-    total = np.sum(e, axis=axis, keepdims=True)  # x.shape, 1 along axis
-    weights = np.zeros_like(e)  # x.shape; stays 0 where total = 0
-    return np.divide(e, total, out=weights, where=total > 0)  # x.shape
+    return _softmax(array(x, "x", "(..., n)", {}, neg_inf=True), axis)  # x.shape
+
+
+def _masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
+    """The kernel of :func:`masked_softmax`; ``mask`` may be any shape that broadcasts to ``scores``."""
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)  # scores.shape; blocked -> -inf (a 2-D mask: every batch)
+    return _softmax(scores, axis)  # scores.shape
 
 
 def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
@@ -50,7 +62,7 @@ def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
 
     Parameters
     ----------
-    scores : ndarray, shape (..., n)
+    scores : array_like, shape (..., n)
     mask : ndarray of bool, shape exactly ``scores.shape``, optional
         True = may attend. No broadcasting: build the full shape first.
     axis : int
@@ -60,12 +72,20 @@ def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
     ndarray, same shape as ``scores``
         A slice with no allowed position is all zeros.
     """
-    scores = as_float(scores, "scores", allow_neg_inf=True)  # (..., n)
+    dims = {}
+    scores = array(scores, "scores", "(..., n)", dims, neg_inf=True)  # (..., n)
     if mask is not None:
-        mask = as_bool_mask(mask, shapes={"the shape of scores": scores.shape})  # (..., n)
-        blocked = scores.dtype.type(-np.inf)  # scalar, in the dtype of scores
-        scores = np.where(mask, scores, blocked)  # scores.shape
-    return softmax(scores, axis=axis)  # scores.shape
+        mask = boolean(mask, "mask", "(..., n)", dims)  # (..., n), the shape of scores
+    return _masked_softmax(scores, mask, axis)  # (..., n)
+
+
+def _attention(Q, K, V, mask=None, scale=None):
+    """The kernel of :func:`scaled_dot_product_attention`: the formula, on arrays already checked."""
+    if scale is None:
+        scale = 1 / math.sqrt(Q.shape[-1])  # 1/sqrt(d_k): scores of variance ~1 for unit-variance Q, K
+    scores = Q @ K.mT * scale  # (..., n_q, n_k); K.mT: K transposed in its last two axes
+    weights = _masked_softmax(scores, mask)  # (..., n_q, n_k)
+    return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
 
 
 def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
@@ -76,11 +96,11 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
 
     Parameters
     ----------
-    Q : ndarray, shape (..., n_q, d_k)
+    Q : array_like, shape (..., n_q, d_k)
         Queries.
-    K : ndarray, shape (..., n_k, d_k)
+    K : array_like, shape (..., n_k, d_k)
         Keys; the leading ``...`` batch dimensions must equal those of ``Q``.
-    V : ndarray, shape (..., n_k, d_v)
+    V : array_like, shape (..., n_k, d_v)
         Values; same batch dimensions and same ``n_k`` as ``K``.
     mask : ndarray of bool, shape (n_q, n_k) or (..., n_q, n_k), optional
         True = the query may attend to the key. A 2-D mask is used for every
@@ -94,7 +114,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
     -------
     output : ndarray, shape (..., n_q, d_v)
         Weighted sums of the value rows. A query with no allowed key gets a
-        zero row.
+        zero row. float32 stays float32 when ``Q``, ``K``, ``V`` are all float32.
     weights : ndarray, shape (..., n_q, n_k)
         Attention weights; each row sums to 1 over the allowed keys (or is
         all zeros if none is allowed). Masked entries are exactly 0.
@@ -106,19 +126,15 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
         mismatch, a non-boolean or wrongly shaped mask, NaN/inf inputs, or a
         ``scale`` that is not a finite number > 0.
     """
-    Q, K, V = check_qkv(Q, K, V)  # (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v)
-    batch, (n_q, d_k), n_k = Q.shape[:-2], Q.shape[-2:], K.shape[-2]
-    dtype = np.result_type(Q, K, V)  # float32 only if all three are float32
-    Q, K, V = (X.astype(dtype, copy=False) for X in (Q, K, V))  # the three in that dtype
-    if scale is None:
-        scale = 1.0 / np.sqrt(d_k)  # the default: scores of variance ~1 for unit-variance Q and K
-    scale = dtype.type(positive_number(scale, "scale", " (or None for 1/sqrt(d_k))"))  # scalar
+    dims = {}
+    Q = array(Q, "Q", "(..., n_q, d_k)", dims)  # binds ..., n_q, d_k
+    K = array(K, "K", "(..., n_k, d_k)", dims)  # same ... and d_k; binds n_k
+    V = array(V, "V", "(..., n_k, d_v)", dims)  # same ... and n_k
     if mask is not None:
-        mask = as_bool_mask(mask, shapes={"(n_q, n_k)": (n_q, n_k), "(..., n_q, n_k)": batch + (n_q, n_k)})
-        mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k): a 2-D mask serves every batch
-    scores = Q @ np.swapaxes(K, -1, -2) * scale  # (..., n_q, n_k)
-    weights = masked_softmax(scores, mask)  # (..., n_q, n_k)
-    return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
+        mask = attention_mask(mask, dims)  # (n_q, n_k) or (..., n_q, n_k)
+    if scale is not None:
+        scale = positive_number(scale, "scale", " (or None for 1/sqrt(d_k))")
+    return _attention(Q, K, V, mask, scale)  # (..., n_q, d_v), (..., n_q, n_k)
 
 
 def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:
@@ -180,3 +196,32 @@ def padding_mask(lengths, n_k: int, n_q: int | None = None) -> np.ndarray:
     if n_q is None:
         return mask
     return np.repeat(mask[:, None, :], positive_int(n_q, "n_q"), axis=1)  # (batch, n_q, n_k)
+
+
+def future_token_change(Q, K, V, seed: int = 0):
+    """Exercise 1: replace the last key and value by N(0, 1) draws; how much does the output move?
+
+    Parameters
+    ----------
+    Q : array_like, shape (n_q, d_k)
+    K : array_like, shape (n_k, d_k)
+    V : array_like, shape (n_k, d_v)
+    seed : int
+        Seed of the draws that replace ``K[-1]`` and ``V[-1]``.
+
+    Returns
+    -------
+    without_mask, with_mask : float
+        Largest absolute change of the output, without and with the causal mask.
+    """
+    dims = {}
+    Q = array(Q, "Q", "(n_q, d_k)", dims)
+    K = array(K, "K", "(n_k, d_k)", dims)
+    V = array(V, "V", "(n_k, d_v)", dims)
+    rng = np.random.default_rng(seed)
+    K_new, V_new = K.copy(), V.copy()
+    K_new[-1], V_new[-1] = rng.normal(size=dims["d_k"]), rng.normal(size=dims["d_v"])  # (d_k,), (d_v,)
+    mask = causal_mask(dims["n_q"], dims["n_k"])  # (n_q, n_k)
+    changes = [np.abs(_attention(Q, K_new, V_new, m)[0] - _attention(Q, K, V, m)[0]).max()
+               for m in (None, mask)]  # without, with the mask
+    return float(changes[0]), float(changes[1])

@@ -25,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, check_type
-from .core import causal_mask
+from .core import _attention, causal_mask
 from .encoder import ffn, layer_norm
-from .multihead import MultiHeadAttention, project_heads
+from .multihead import MultiHeadAttention, _concat_heads, _project_heads
 
 DECODER_KEYS = ("W1", "b1", "W2", "b2", "gamma1", "beta1", "gamma2", "beta2", "gamma3", "beta3")
 
@@ -114,9 +114,8 @@ def cross_attention_cache(memory, cross_mha) -> dict:
     dict
         ``k`` and ``v``, each (B, h, S, d_k).
     """
-    W_k = np.asarray(cross_mha.W_k, dtype=memory.dtype)  # (h, d_model, d_k)
-    W_v = np.asarray(cross_mha.W_v, dtype=memory.dtype)  # (h, d_model, d_k)
-    return {"k": project_heads(memory, W_k), "v": project_heads(memory, W_v)}  # (B, h, S, d_k) each
+    return {"k": _project_heads(memory, cross_mha.W_k),  # (B, h, S, d_k)
+            "v": _project_heads(memory, cross_mha.W_v)}  # (B, h, S, d_k)
 
 
 def empty_self_cache(batch: int, max_steps: int, mha, dtype) -> dict:
@@ -136,7 +135,7 @@ def decoder_block_step(y_t, self_cache, cross_cache, self_mha, cross_mha, p, cro
 
     Computes for the single new row what :func:`transformer_decoder_block` computes for the last row
     of the whole prefix under the causal mask (equal to float64 rounding, for any ``scale`` of the two
-    layers: both go through :meth:`~attn.multihead.MultiHeadAttention.attend`): the new token's key
+    layers: both call :func:`attn.core._attention` with the layer's ``scale``): the new token's key
     and value are appended to ``self_cache`` and its query attends to the ``t + 1`` cached positions;
     the cross-attention reads the keys and values of ``cross_cache``.
 
@@ -165,7 +164,7 @@ def decoder_block_step(y_t, self_cache, cross_cache, self_mha, cross_mha, p, cro
     check_type(self_mha, "self_mha", MultiHeadAttention)
     check_type(cross_mha, "cross_mha", MultiHeadAttention)
     y_t = check_ndim(as_float(y_t, "y_t"), "y_t", "(B, 1, d_model) with 3 dimensions", 3, 3)  # (B, 1, d)
-    B, d, h, d_k, dt = y_t.shape[0], self_mha.d_model, self_mha.num_heads, self_mha.d_k, y_t.dtype
+    B, d, h, d_k = y_t.shape[0], self_mha.d_model, self_mha.num_heads, self_mha.d_k
     check_shape(y_t, "y_t", (B, 1, d), "(B, 1, d_model)", f"d_model = {d} from self_mha")
     t, room = self_cache["t"], self_cache["k"].shape[2]  # positions filled, positions allocated
     check_shape(self_cache["k"], "self_cache['k']", (B, h, room, d_k), "(B, h, max_steps, d_k)")
@@ -176,19 +175,19 @@ def decoder_block_step(y_t, self_cache, cross_cache, self_mha, cross_mha, p, cro
         check_shape(cross_cache[key], f"cross_cache['{key}']", (B, cross_mha.num_heads, S, cross_mha.d_k),
                     "(B, h, S, d_k)", "from y_t and cross_mha")
     cross_mask = as_bool_mask(cross_mask, "cross_mask", shapes={"(B, S)": (B, S)})  # (B, S)
-    self_cache["k"][:, :, t:t + 1] = project_heads(y_t, np.asarray(self_mha.W_k, dt))  # (B, h, 1, d_k)
-    self_cache["v"][:, :, t:t + 1] = project_heads(y_t, np.asarray(self_mha.W_v, dt))  # (B, h, 1, d_k)
+    self_cache["k"][:, :, t:t + 1] = _project_heads(y_t, self_mha.W_k)  # (B, h, 1, d_k)
+    self_cache["v"][:, :, t:t + 1] = _project_heads(y_t, self_mha.W_v)  # (B, h, 1, d_k)
     self_cache["t"] = t + 1  # (): positions now in the cache
-    q = project_heads(y_t, np.asarray(self_mha.W_q, dt))  # (B, h, 1, d_k): one query row
+    q = _project_heads(y_t, self_mha.W_q)  # (B, h, 1, d_k): one query row
     k, v = self_cache["k"][:, :, :t + 1], self_cache["v"][:, :, :t + 1]  # (B, h, t + 1, d_k)
-    heads, self_weights = self_mha.attend(q, k, v)  # (B, h, 1, d_k), (B, h, 1, t + 1), with the layer's scale
-    z1 = y_t + self_mha.concat_heads(heads) @ np.asarray(self_mha.W_o, dt)  # (B, 1, d_model)
+    heads, self_weights = _attention(q, k, v, None, self_mha.scale)  # (B, h, 1, d_k), (B, h, 1, t + 1)
+    z1 = y_t + _concat_heads(heads) @ self_mha.W_o  # (B, 1, d_model)
     h1 = layer_norm(z1, p["gamma1"], p["beta1"], eps)  # (B, 1, d_model)
-    q = project_heads(h1, np.asarray(cross_mha.W_q, dt))  # (B, h, 1, d_k)
+    q = _project_heads(h1, cross_mha.W_q)  # (B, h, 1, d_k)
     mask = np.broadcast_to(cross_mask[:, None, None, :], (B, cross_mha.num_heads, 1, S))  # (B, h, 1, S)
     k, v = cross_cache["k"], cross_cache["v"]  # (B, h, S, d_k), projected once per sequence
-    heads, cross_weights = cross_mha.attend(q, k, v, mask)  # (B, h, 1, d_k), (B, h, 1, S)
-    z2 = h1 + cross_mha.concat_heads(heads) @ np.asarray(cross_mha.W_o, dt)  # (B, 1, d_model)
+    heads, cross_weights = _attention(q, k, v, mask, cross_mha.scale)  # (B, h, 1, d_k), (B, h, 1, S)
+    z2 = h1 + _concat_heads(heads) @ cross_mha.W_o  # (B, 1, d_model)
     h2 = layer_norm(z2, p["gamma2"], p["beta2"], eps)  # (B, 1, d_model)
     f = ffn(h2, p["W1"], p["b1"], p["W2"], p["b2"])  # (B, 1, d_model)
     return layer_norm(h2 + f, p["gamma3"], p["beta3"], eps), self_weights, cross_weights  # (B, 1, d_model)

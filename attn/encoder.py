@@ -8,16 +8,30 @@ The block is the original *post-norm* form of Vaswani et al. (2017):
 
 Shapes: ``d_model`` model width, ``d_ff`` hidden width of the FFN, ``n``
 sequence length, ``...`` any batch dimensions.
+
+Exercises 2 and 3 of Activity 4 are here too: their setup (:func:`encoder_example`) and the cosine
+similarity that asks whether the block's outputs are "richer" than its inputs.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float, check_dim, check_ndim, check_shape, check_type, positive_number
+from ._checks import array, attention_mask, positive_number
 from .multihead import MultiHeadAttention
 
+EPS = 1e-5  # the epsilon of every layer norm of attn (torch.nn.LayerNorm's default)
 
-def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, eps_in_sqrt: bool = True) -> np.ndarray:
+
+def _layer_norm(x, gamma=1.0, beta=0.0, eps: float = EPS, eps_in_sqrt: bool = True) -> np.ndarray:
+    """The kernel of :func:`layer_norm`; ``gamma`` and ``beta`` are (d,) arrays or the scalars 1 and 0."""
+    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
+    centred = x - mean  # (..., d)
+    var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1), the biased variance
+    scale = np.sqrt(var + eps) if eps_in_sqrt else np.sqrt(var) + eps  # (..., 1)
+    return gamma * (centred / scale) + beta  # (..., d)
+
+
+def layer_norm(x, gamma=None, beta=None, eps: float = EPS, eps_in_sqrt: bool = True) -> np.ndarray:
     r"""Layer normalisation over the last axis (Ba et al., 2016).
 
     .. math:: \operatorname{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta,
@@ -25,7 +39,7 @@ def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, eps_in_sqrt: bool = 
               \sigma^2 = \tfrac{1}{d}\sum_j (x_j - \mu)^2
 
     The variance is the biased one (divide by ``d``) and, by default, ``eps``
-    sits inside the square root, exactly as ``torch.nn.LayerNorm``. With
+    sits inside the square root, as ``torch.nn.LayerNorm``. With
     ``eps_in_sqrt=False`` the row is divided by the standard deviation plus
     ``eps``, :math:`(x - \mu) / (\sigma + \varepsilon)`, the form some course
     statements write; for :math:`\varepsilon \ll \sigma^2` the two differ by a relative amount of
@@ -35,12 +49,11 @@ def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, eps_in_sqrt: bool = 
     ----------
     x : array_like, shape (..., d)
     gamma : array_like, shape (d,), optional
-        Scale (default: ones).
+        Scale (default: 1).
     beta : array_like, shape (d,), optional
-        Shift (default: zeros).
-    eps : float
-        Positive constant added to the variance (to the standard deviation
-        when ``eps_in_sqrt`` is False).
+        Shift (default: 0).
+    eps : float > 0
+        Added to the variance (to the standard deviation when ``eps_in_sqrt`` is False).
     eps_in_sqrt : bool
         True: divide by :math:`\sqrt{\sigma^2 + \varepsilon}`; False: by
         :math:`\sigma + \varepsilon`.
@@ -52,20 +65,17 @@ def layer_norm(x, gamma=None, beta=None, eps: float = 1e-5, eps_in_sqrt: bool = 
         variance :math:`\sigma^2 / (\sigma^2 + \varepsilon)` (or
         :math:`\sigma^2 / (\sigma + \varepsilon)^2`). A constant row maps to ``beta``.
     """
-    x = check_ndim(as_float(x, "x"), "x", "(..., d) with at least 1 dimension", 1)  # (..., d)
-    if not isinstance(eps_in_sqrt, (bool, np.bool_)):
-        raise ValueError(f"eps_in_sqrt must be True or False, got {eps_in_sqrt!r}")
-    d, dtype = x.shape[-1], x.dtype  # float32 stays float32
-    eps = dtype.type(positive_number(eps, "eps"))  # scalar
-    gamma = np.ones(d, dtype) if gamma is None else as_float(gamma, "gamma").astype(dtype, copy=False)  # (d,)
-    beta = np.zeros(d, dtype) if beta is None else as_float(beta, "beta").astype(dtype, copy=False)  # (d,)
-    check_shape(gamma, "gamma", (d,), "(d,)", "the last dimension of x")
-    check_shape(beta, "beta", (d,), "(d,)", "the last dimension of x")
-    mean = x.mean(axis=-1, keepdims=True)  # (..., 1)
-    centred = x - mean  # (..., d)
-    var = np.mean(centred * centred, axis=-1, keepdims=True)  # (..., 1)
-    scale = np.sqrt(var + eps) if eps_in_sqrt else np.sqrt(var) + eps  # (..., 1)
-    return gamma * (centred / scale) + beta  # (..., d)
+    dims = {}
+    x = array(x, "x", "(..., d)", dims)  # (..., d)
+    gamma = 1.0 if gamma is None else array(gamma, "gamma", "(d,)", dims)  # (d,) or 1
+    beta = 0.0 if beta is None else array(beta, "beta", "(d,)", dims)  # (d,) or 0
+    return _layer_norm(x, gamma, beta, positive_number(eps, "eps"), eps_in_sqrt)  # (..., d)
+
+
+def _ffn(x, W1, b1, W2, b2) -> np.ndarray:
+    """The kernel of :func:`ffn`."""
+    hidden = np.maximum(x @ W1 + b1, 0)  # (..., d_ff): the ReLU
+    return hidden @ W2 + b2  # (..., d_model)
 
 
 def ffn(x, W1, b1, W2, b2) -> np.ndarray:
@@ -86,24 +96,27 @@ def ffn(x, W1, b1, W2, b2) -> np.ndarray:
     ndarray, shape (..., d_model)
         Applied to every position independently.
     """
-    x = check_ndim(as_float(x, "x"), "x", "(..., d_model) with at least 1 dimension", 1)  # (..., d_model)
-    d_model = x.shape[-1]
-    W1 = check_ndim(as_float(W1, "W1"), "W1", "(d_model, d_ff) with 2 dimensions", 2, 2)
-    check_dim(W1, "W1", 0, d_model, f"(d_model, d_ff) with d_model = {d_model} from x")
-    d_ff = W1.shape[1]
-    b1 = check_shape(as_float(b1, "b1"), "b1", (d_ff,), "(d_ff,)", "d_ff from W1")
-    W2 = check_shape(as_float(W2, "W2"), "W2", (d_ff, d_model), "(d_ff, d_model)",
-                     "d_ff from W1, d_model from x")
-    b2 = check_shape(as_float(b2, "b2"), "b2", (d_model,), "(d_model,)", "d_model from x")
-    W1, b1, W2, b2 = (a.astype(x.dtype, copy=False) for a in (W1, b1, W2, b2))  # in x's dtype
-    hidden = np.maximum(x @ W1 + b1, x.dtype.type(0))  # (..., d_ff)
-    return hidden @ W2 + b2  # (..., d_model)
+    dims = {}
+    x = array(x, "x", "(..., d_model)", dims)
+    return _ffn(x, *_ffn_params(W1, b1, W2, b2, dims))  # (..., d_model)
 
 
-def transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=None, *,
-                              gamma1=None, beta1=None, gamma2=None, beta2=None,
-                              eps: float = 1e-5, return_cache: bool = False):
-    r"""One post-norm Transformer encoder layer (no dropout).
+def _ffn_params(W1, b1, W2, b2, dims: dict):
+    """The door of the FFN's parameters, against ``dims["d_model"]``; binds ``d_ff``."""
+    return (array(W1, "W1", "(d_model, d_ff)", dims), array(b1, "b1", "(d_ff,)", dims),
+            array(W2, "W2", "(d_ff, d_model)", dims), array(b2, "b2", "(d_model,)", dims))
+
+
+def _encoder_block(x, mha, W1, b1, W2, b2, mask=None, gamma1=1.0, beta1=0.0, gamma2=1.0, beta2=0.0):
+    """The kernel of :func:`transformer_encoder_block`; the training models pass their layer norms' γ, β."""
+    z1 = x + mha._forward(x, x, x, mask)[0]  # (..., n, d_model)
+    h = _layer_norm(z1, gamma1, beta1)  # (..., n, d_model)
+    z2 = h + _ffn(h, W1, b1, W2, b2)  # (..., n, d_model)
+    return _layer_norm(z2, gamma2, beta2)  # (..., n, d_model)
+
+
+def transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=None) -> np.ndarray:
+    r"""One post-norm Transformer encoder layer (no dropout; layer norms with :math:`\gamma = 1, \beta = 0`).
 
     .. math::
        h = \operatorname{LN}_1(x + \operatorname{MHA}(x, x, x)), \qquad
@@ -117,33 +130,71 @@ def transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=None, *,
         Self-attention layer with width ``d_model``.
     W1, b1, W2, b2 : array_like
         FFN parameters, shapes (d_model, d_ff), (d_ff,), (d_ff, d_model), (d_model,).
-    mask : ndarray of bool, optional
-        True = may attend; any shape :meth:`attn.multihead.MultiHeadAttention.forward` accepts
-        with ``n_q = n_k = n``.
-    gamma1, beta1, gamma2, beta2 : array_like, shape (d_model,), optional
-        Scale and shift of the two layer norms (default 1 and 0).
-    eps : float
-        Layer-norm epsilon.
-    return_cache : bool
-        Also return what :func:`attn.training.backward.encoder_block_backward` needs.
+    mask : ndarray of bool, shape (n, n) or (..., n, n), optional
+        True = may attend.
 
     Returns
     -------
-    out : ndarray, shape (..., n, d_model)
-    cache : dict, only if ``return_cache``
-        ``x``, ``z1 = x + MHA(x)``, ``h``, ``z2 = h + FFN(h)`` (all (..., n, d_model)), the attention
-        ``weights`` (..., h, n, n), ``mha``, the parameters ``p`` (by name) and ``eps``.
+    ndarray, shape (..., n, d_model)
     """
-    check_type(mha, "mha", MultiHeadAttention)
-    x = check_ndim(as_float(x, "x"), "x", "(..., n, d_model) with at least 2 dimensions", 2)
-    check_dim(x, "x", -1, mha.d_model, f"(..., n, d_model) with d_model = {mha.d_model} from mha")
-    attended, weights = mha.forward(x, x, x, mask)  # (..., n, d_model), (..., h, n, n)
-    z1 = x + attended  # (..., n, d_model)
-    h = layer_norm(z1, gamma1, beta1, eps)  # (..., n, d_model)
-    z2 = h + ffn(h, W1, b1, W2, b2)  # (..., n, d_model)
-    out = layer_norm(z2, gamma2, beta2, eps)  # (..., n, d_model)
-    if not return_cache:
-        return out
-    p = {"W1": W1, "b1": b1, "W2": W2, "b2": b2, "gamma1": gamma1, "beta1": beta1, "gamma2": gamma2,
-         "beta2": beta2}  # the parameters by name
-    return out, {"x": x, "z1": z1, "h": h, "z2": z2, "weights": weights, "mha": mha, "p": p, "eps": eps}
+    if not isinstance(mha, MultiHeadAttention):
+        raise ValueError(f"mha must be a MultiHeadAttention, got {type(mha).__name__}")
+    dims = {"d_model": mha.d_model}
+    x = array(x, "x", "(..., n, d_model)", dims)  # binds ..., n
+    dims["n_q"] = dims["n_k"] = dims["n"]  # self-attention: the n tokens are the queries and the keys
+    if mask is not None:
+        mask = attention_mask(mask, dims)  # (n, n) or (..., n, n)
+    return _encoder_block(x, mha, *_ffn_params(W1, b1, W2, b2, dims), mask)  # (..., n, d_model)
+
+
+def encoder_example(seed: int = 42):
+    r"""The Exercise 2 and 3 setup, drawn from NumPy's global generator after ``np.random.seed(seed)``.
+
+    ``d_model = 8``, ``h = 2``, ``n = 5`` tokens, ``d_ff = 4 d_model``. Draw order: the attention layer
+    (``W_q``, ``W_k``, ``W_v``, ``W_o``), the tokens, then the FFN weights from
+    :math:`\mathcal N(0, 1/d_{in})`; the biases are zero.
+
+    Returns
+    -------
+    mha : MultiHeadAttention
+    X : ndarray, shape (n, d_model)
+    ffn_params : tuple (W1 (d_model, d_ff), b1 (d_ff,), W2 (d_ff, d_model), b2 (d_model,))
+    """
+    n, d_model, d_ff = 5, 8, 32
+    np.random.seed(seed)  # noqa: NPY002 -- the activity fixes the global seed
+    mha = MultiHeadAttention(d_model, num_heads=2)  # W_q, W_k, W_v, W_o
+    X = np.random.randn(n, d_model)  # noqa: NPY002  (n, d_model)
+    W1 = np.random.randn(d_model, d_ff) / np.sqrt(d_model)  # noqa: NPY002  (d_model, d_ff)
+    W2 = np.random.randn(d_ff, d_model) / np.sqrt(d_ff)  # noqa: NPY002  (d_ff, d_model)
+    return mha, X, (W1, np.zeros(d_ff), W2, np.zeros(d_model))
+
+
+def cosine_similarity(A) -> np.ndarray:
+    r"""Cosine similarity between every two rows of ``A`` (Exercise 3).
+
+    .. math:: S_{ij} = \frac{a_i \cdot a_j}{\lVert a_i \rVert\, \lVert a_j \rVert}
+
+    Parameters
+    ----------
+    A : array_like, shape (n, d)
+        No zero row (its direction is undefined).
+
+    Returns
+    -------
+    ndarray, shape (n, n)
+        Symmetric, ones on the diagonal; 1 for rows in the same direction, 0 for orthogonal rows,
+        -1 for opposite rows.
+    """
+    A = array(A, "A", "(n, d)", {})
+    norms = np.linalg.norm(A, axis=-1, keepdims=True)  # (n, 1)
+    if not norms.all():
+        raise ValueError(f"A has a zero row (row {int(np.argmin(norms))}): its direction is undefined")
+    unit = A / norms  # (n, d): every row of length 1
+    return unit @ unit.T  # (n, n)
+
+
+def mean_similarity(M) -> float:
+    """Mean cosine similarity between distinct rows of ``M`` (n, d): the off-diagonal mean of
+    :func:`cosine_similarity` ``(M)``, the "mais ricas?" measure of Exercise 3 and of the oral-exam page."""
+    S = cosine_similarity(M)  # (n, n)
+    return float(S[~np.eye(len(S), dtype=bool)].mean())  # the n (n - 1) pairs i != j

@@ -17,41 +17,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_bool_mask, as_float, check_ndim, check_qkv, check_shape, positive_int, shape_str
-from .core import scaled_dot_product_attention
+from ._checks import array, attention_mask, generator, positive_int, positive_number
+from .core import _attention
 
 
-def _head_width(d_model, num_heads) -> int:
-    d_model = positive_int(d_model, "d_model")
-    num_heads = positive_int(num_heads, "num_heads")
-    if d_model % num_heads:
-        raise ValueError(
-            f"d_model = {d_model} is not divisible by num_heads = {num_heads}; "
-            "d_k = d_model / num_heads must be an integer"
-        )
-    return d_model // num_heads
+def _project_heads(x, W) -> np.ndarray:
+    """Per-head projection :math:`x W^i` for every head ``i``: x (..., n, d_model), W (h, d_model, d_k)."""
+    return np.einsum("...nd,hdk->...hnk", x, W)  # (..., h, n, d_k)
 
 
-def project_heads(x, W) -> np.ndarray:
-    r"""Per-head projection :math:`x W^i` for every head ``i`` at once.
-
-    Parameters
-    ----------
-    x : ndarray, shape (..., n, d_model)
-    W : ndarray, shape (h, d_model, d_k)
-
-    Returns
-    -------
-    ndarray, shape (..., h, n, d_k)
-    """
-    return np.einsum("...nd,hdk->...hnk", x, W, optimize=True)  # (..., h, n, d_k)
-
-
-def _standard_normal(rng, shape):
-    """Draw from ``rng``: None = NumPy's global generator (``np.random.seed``), int = seed, or a generator."""
-    if rng is None:
-        return np.random.standard_normal(shape)  # noqa: NPY002 -- deliberate: the activity seeds np.random
-    return rng.standard_normal(shape)
+def _concat_heads(heads) -> np.ndarray:
+    """The heads side by side: (..., h, n_q, d_k) -> (..., n_q, h * d_k)."""
+    *batch, h, n_q, d_k = heads.shape
+    moved = np.moveaxis(heads, -3, -2)  # (..., n_q, h, d_k)
+    return moved.reshape(*batch, n_q, h * d_k)  # (..., n_q, d_model): the h rows of d_k side by side
 
 
 class MultiHeadAttention:
@@ -79,8 +58,8 @@ class MultiHeadAttention:
 
     Notes
     -----
-    The weights are plain attributes (they may be reassigned; shapes are
-    re-checked on every call):
+    The weights are checked when the layer is built (here or by :meth:`from_weights`), not on every
+    call: to change them, build a new layer with :meth:`from_weights`.
 
     * ``W_q``, ``W_k``, ``W_v``: shape (h, d_model, d_k); ``W_q[i]`` is
       :math:`W_Q^i`, the query projection of head ``i``;
@@ -91,25 +70,22 @@ class MultiHeadAttention:
     Raises
     ------
     ValueError
-        If ``d_model`` is not divisible by ``num_heads`` or either is not a
-        positive integer.
-
-    See Also
-    --------
-    MultiHeadAttention.from_weights : build it from given matrices.
+        If ``d_model`` is not divisible by ``num_heads``, either is not a
+        positive integer, ``rng`` is none of the above, or ``scale`` is not a finite number > 0.
     """
 
     def __init__(self, d_model: int, num_heads: int, rng=None, scale=None):
-        d_k = _head_width(d_model, num_heads)
-        self.d_model, self.num_heads, self.d_k = int(d_model), int(num_heads), d_k
-        self.scale = scale  # factor of the scores; None: 1/sqrt(d_k), checked by the core on every call
-        if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-            rng = np.random.default_rng(int(rng))
-        d, h, init_std = self.d_model, self.num_heads, 1.0 / np.sqrt(self.d_model)  # N(0, 1/d_model)
-        self.W_q = _standard_normal(rng, (h, d, d_k)) * init_std  # (h, d_model, d_k)
-        self.W_k = _standard_normal(rng, (h, d, d_k)) * init_std  # (h, d_model, d_k)
-        self.W_v = _standard_normal(rng, (h, d, d_k)) * init_std  # (h, d_model, d_k)
-        self.W_o = _standard_normal(rng, (d, d)) * init_std  # (d_model, d_model)
+        d, h = positive_int(d_model, "d_model"), positive_int(num_heads, "num_heads")
+        if d % h:
+            raise ValueError(f"d_model = {d} is not divisible by num_heads = {h}; "
+                             "d_k = d_model / num_heads must be an integer")
+        rng, d_k, std = generator(rng), d // h, 1 / np.sqrt(d)  # weights ~ N(0, 1/d_model)
+        self.W_q = rng.standard_normal((h, d, d_k)) * std  # (h, d_model, d_k)
+        self.W_k = rng.standard_normal((h, d, d_k)) * std  # (h, d_model, d_k)
+        self.W_v = rng.standard_normal((h, d, d_k)) * std  # (h, d_model, d_k)
+        self.W_o = rng.standard_normal((d, d)) * std  # (d_model, d_model)
+        self.d_model, self.num_heads, self.d_k = d, h, d_k
+        self.scale = None if scale is None else positive_number(scale, "scale")  # None: 1/sqrt(d_k)
 
     @classmethod
     def from_weights(cls, W_q, W_k, W_v, W_o, scale=None) -> "MultiHeadAttention":
@@ -127,24 +103,18 @@ class MultiHeadAttention:
         -------
         MultiHeadAttention
         """
-        W_q = as_float(W_q, "W_q")
-        check_ndim(W_q, "W_q", "(h, d_model, d_k) with 3 dimensions", 3, 3)
-        h, d_model, d_k = W_q.shape
-        if h * d_k != d_model:
-            raise ValueError(
-                f"W_q has shape {shape_str(W_q.shape)}; expected (h, d_model, d_k) with "
-                f"d_k = d_model / h = {d_model} / {h}"
-            )
-        layer = cls.__new__(cls)
-        layer.d_model, layer.num_heads, layer.d_k, layer.scale = d_model, h, d_k, scale
-        layer.W_q = W_q.copy()
-        for name, W in (("W_k", W_k), ("W_v", W_v)):
-            W = as_float(W, name)
-            check_shape(W, name, (h, d_model, d_k), "(h, d_model, d_k)", "the shape of W_q")
-            setattr(layer, name, W.copy())
-        W_o = as_float(W_o, "W_o")
-        check_shape(W_o, "W_o", (d_model, d_model), "(d_model, d_model)", "d_model from W_q")
-        layer.W_o = W_o.copy()
+        dims = {}
+        weights = [array(W, name, "(h, d_model, d_k)", dims).copy()
+                   for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))]  # (h, d_model, d_k) each
+        W_o = array(W_o, "W_o", "(d_model, d_model)", dims).copy()  # (d_model, d_model)
+        h, d, d_k = dims["h"], dims["d_model"], dims["d_k"]
+        if h * d_k != d:
+            raise ValueError(f"W_q has shape ({h}, {d}, {d_k}); expected (h, d_model, d_k) "
+                             "with d_k = d_model / h")
+        layer = cls.__new__(cls)  # no random draw
+        layer.W_q, layer.W_k, layer.W_v, layer.W_o = *weights, W_o
+        layer.d_model, layer.num_heads, layer.d_k = d, h, d_k
+        layer.scale = None if scale is None else positive_number(scale, "scale")
         return layer
 
     def __repr__(self) -> str:
@@ -152,12 +122,29 @@ class MultiHeadAttention:
         return (f"MultiHeadAttention(d_model={self.d_model}, num_heads={self.num_heads}, "
                 f"d_k={self.d_k}{scale})")
 
-    def check_weights(self):
-        """Re-validate the weights (they are plain attributes and may have been reassigned)."""
-        h, d, d_k = self.num_heads, self.d_model, self.d_k
-        for name in ("W_q", "W_k", "W_v"):
-            check_shape(np.asarray(getattr(self, name)), name, (h, d, d_k), "(h, d_model, d_k)")
-        check_shape(np.asarray(self.W_o), "W_o", (d, d), "(d_model, d_model)")
+    def _checked(self, Q, K, V, mask):
+        """The door of :meth:`forward` and :meth:`head_outputs`: Q, K, V and the mask, checked once."""
+        dims = {"d_model": self.d_model}
+        Q = array(Q, "Q", "(..., n_q, d_model)", dims)  # binds ..., n_q
+        K = array(K, "K", "(..., n_k, d_model)", dims)  # binds n_k
+        V = array(V, "V", "(..., n_k, d_model)", dims)
+        if mask is not None:
+            mask = attention_mask(mask, dims)  # (n_q, n_k) or (..., n_q, n_k)
+        return Q, K, V, mask
+
+    def _heads(self, Q, K, V, mask=None):
+        """The kernel of :meth:`head_outputs`: project, then every head's attention in one call."""
+        q = _project_heads(Q, self.W_q)  # (..., h, n_q, d_k)
+        k = _project_heads(K, self.W_k)  # (..., h, n_k, d_k)
+        v = _project_heads(V, self.W_v)  # (..., h, n_k, d_k)
+        if mask is not None:
+            mask = mask[..., None, :, :]  # (..., 1, n_q, n_k) or (1, n_q, n_k): the same mask for every head
+        return _attention(q, k, v, mask, self.scale)  # (..., h, n_q, d_k), (..., h, n_q, n_k)
+
+    def _forward(self, Q, K, V, mask=None):
+        """The kernel of :meth:`forward`: heads, concatenation, output projection."""
+        heads, weights = self._heads(Q, K, V, mask)  # (..., h, n_q, d_k), (..., h, n_q, n_k)
+        return _concat_heads(heads) @ self.W_o, weights  # (..., n_q, d_model), (..., h, n_q, n_k)
 
     def head_outputs(self, Q, K, V, mask=None):
         r"""Per-head attention, before concatenation and :math:`W^O`.
@@ -167,13 +154,9 @@ class MultiHeadAttention:
         Q : array_like, shape (..., n_q, d_model)
         K : array_like, shape (..., n_k, d_model)
         V : array_like, shape (..., n_k, d_model)
-        mask : ndarray of bool, optional
-            True = the query may attend to the key. Accepted shapes:
-
-            * ``(n_q, n_k)``: the same mask for every batch element and head;
-            * ``(..., n_q, n_k)`` (exactly the batch of ``Q``): the same mask
-              for every head;
-            * ``(..., h, n_q, n_k)``: one mask per head.
+        mask : ndarray of bool, shape (n_q, n_k) or (..., n_q, n_k), optional
+            True = the query may attend to the key; the same mask for every head (a 2-D mask also
+            for every batch element).
 
         Returns
         -------
@@ -182,61 +165,7 @@ class MultiHeadAttention:
         weights : ndarray, shape (..., h, n_q, n_k)
             Attention weights of every head.
         """
-        self.check_weights()
-        Q, K, V = check_qkv(Q, K, V, d_model=self.d_model)  # (..., n_q, d_model), (..., n_k, d_model) x 2
-        batch, h, n_q, n_k = Q.shape[:-2], self.num_heads, Q.shape[-2], K.shape[-2]
-        if mask is not None:
-            mask = as_bool_mask(mask, shapes={"(n_q, n_k)": (n_q, n_k), "(..., n_q, n_k)": batch + (n_q, n_k),
-                                              "(..., h, n_q, n_k)": batch + (h, n_q, n_k)})
-            if mask.shape == batch + (n_q, n_k):
-                mask = mask[..., None, :, :]  # (..., 1, n_q, n_k): the same mask for every head
-            mask = np.broadcast_to(mask, batch + (h, n_q, n_k))  # (..., h, n_q, n_k)
-        dtype = np.result_type(Q, K, V)  # float32 only if all three are float32
-        Q, K, V = (X.astype(dtype, copy=False) for X in (Q, K, V))  # the three in that dtype
-        q = project_heads(Q, np.asarray(self.W_q, dtype=dtype))  # (..., h, n_q, d_k)
-        k = project_heads(K, np.asarray(self.W_k, dtype=dtype))  # (..., h, n_k, d_k)
-        v = project_heads(V, np.asarray(self.W_v, dtype=dtype))  # (..., h, n_k, d_k)
-        return self.attend(q, k, v, mask)  # (..., h, n_q, d_k), (..., h, n_q, n_k)
-
-    def attend(self, q, k, v, mask=None):
-        r"""Every head's attention on already projected queries, keys and values, with this layer's ``scale``.
-
-        The one place where the layer calls :func:`attn.core.scaled_dot_product_attention`: the full
-        forward and the cached decoder step (:func:`attn.decoder.decoder_block_step`) both go through it.
-
-        Parameters
-        ----------
-        q : ndarray, shape (..., h, n_q, d_k)
-        k, v : ndarray, shape (..., h, n_k, d_k)
-        mask : ndarray of bool, shape (n_q, n_k) or (..., h, n_q, n_k), optional
-
-        Returns
-        -------
-        heads : ndarray, shape (..., h, n_q, d_k)
-        weights : ndarray, shape (..., h, n_q, n_k)
-        """
-        return scaled_dot_product_attention(q, k, v, mask=mask, scale=self.scale)  # heads, weights
-
-    def concat_heads(self, heads) -> np.ndarray:
-        r"""Concatenate head outputs along the feature axis: :math:`[\operatorname{head}_1; \dots]`.
-
-        Parameters
-        ----------
-        heads : array_like, shape (..., h, n_q, d_k)
-
-        Returns
-        -------
-        ndarray, shape (..., n_q, h * d_k) = (..., n_q, d_model)
-            Columns ``i*d_k:(i+1)*d_k`` hold head ``i``.
-        """
-        heads = check_ndim(as_float(heads, "heads"), "heads",
-                           "(..., h, n_q, d_k) with at least 3 dimensions", 3)
-        h, d_k = self.num_heads, self.d_k
-        check_shape(heads, "heads", heads.shape[:-3] + (h, heads.shape[-2], d_k),
-                    f"(..., h, n_q, d_k) with h = {h}, d_k = {d_k}")  # (..., h, n_q, d_k)
-        moved = np.moveaxis(heads, -3, -2)  # (..., n_q, h, d_k)
-        merged = moved.shape[:-2] + (self.d_model,)  # d_model = h * d_k
-        return moved.reshape(merged)  # (..., n_q, d_model)
+        return self._heads(*self._checked(Q, K, V, mask))
 
     def forward(self, Q, K, V, mask=None):
         r"""Project, attend per head, concatenate, project the output.
@@ -246,22 +175,14 @@ class MultiHeadAttention:
         Q : array_like, shape (..., n_q, d_model)
         K : array_like, shape (..., n_k, d_model)
         V : array_like, shape (..., n_k, d_model)
-        mask : ndarray of bool, optional
-            True = may attend; shape ``(n_q, n_k)``, ``(..., n_q, n_k)`` or
-            ``(..., h, n_q, n_k)`` (see :meth:`MultiHeadAttention.head_outputs`).
+        mask : ndarray of bool, shape (n_q, n_k) or (..., n_q, n_k), optional
+            True = may attend (see :meth:`head_outputs`).
 
         Returns
         -------
         output : ndarray, shape (..., n_q, d_model)
             :math:`[\operatorname{head}_1; \dots; \operatorname{head}_h] W^O`.
-            float32 inputs give float32 output.
         weights : ndarray, shape (..., h, n_q, n_k)
             Attention weights of every head.
         """
-        heads, weights = self.head_outputs(Q, K, V, mask)  # (..., h, n_q, d_k)
-        concat = self.concat_heads(heads)  # (..., n_q, d_model)
-        W_o = np.asarray(self.W_o, dtype=concat.dtype)  # (d_model, d_model)
-        output = concat @ W_o  # (..., n_q, d_model)
-        return output, weights  # weights: (..., h, n_q, n_k)
-
-    __call__ = forward
+        return self._forward(*self._checked(Q, K, V, mask))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float, check_dim, check_ndim, check_shape, positive_int
+from ._checks import as_float, check_dim, check_ndim, check_shape, generator, positive_int
 from .core import scaled_dot_product_attention
 
 
@@ -26,12 +26,10 @@ def _xavier_normal(rng, fan_in: int, fan_out: int) -> np.ndarray:
 
     .. math:: W_{ij} \sim \mathcal{N}\!\left(0, \frac{2}{\text{fan\_in} + \text{fan\_out}}\right)
 
-    ``rng`` is a NumPy generator (``Generator`` or ``RandomState``) or None for
-    NumPy's global generator.
+    ``rng`` is what :func:`attn._checks.generator` returns.
     """
     std = np.sqrt(2.0 / (fan_in + fan_out))
-    source = np.random if rng is None else rng
-    return source.standard_normal((fan_in, fan_out)) * std
+    return rng.standard_normal((fan_in, fan_out)) * std
 
 
 class SelfAttention:
@@ -68,10 +66,7 @@ class SelfAttention:
         self.d_model = positive_int(d_model, "d_model")
         self.d_k = positive_int(d_k, "d_k")
         self.d_v = positive_int(d_v, "d_v")
-        if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-            rng = np.random.default_rng(int(rng))
-        elif rng is not None and not isinstance(rng, (np.random.Generator, np.random.RandomState)):
-            raise ValueError(f"rng must be None, an int seed or a NumPy generator, got {type(rng).__name__}")
+        rng = generator(rng)
         # drawn in this order, so one seed fixes all three
         self.W_q = _xavier_normal(rng, self.d_model, self.d_k)  # (d_model, d_k)
         self.W_k = _xavier_normal(rng, self.d_model, self.d_k)  # (d_model, d_k)

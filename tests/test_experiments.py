@@ -1,18 +1,16 @@
-"""attn.experiments: the small experiments two pages quote, against independent computations."""
+"""The exercises' experiments (attn.core, attn.encoder, attn.positional) and attn.experiments, against
+independent computations; each refuses bad input at its door."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attn
-from attn.experiments import (
-    encoder_example,
-    future_token_change,
-    same_token_two_positions,
-    shuffled_tokens,
-    softmax_jacobian,
-    softmax_saturation,
-)
+from attn.core import future_token_change
+from attn.encoder import cosine_similarity, encoder_example
+from attn.experiments import softmax_jacobian, softmax_saturation
+from attn.multihead import _project_heads
+from attn.positional import same_token_two_positions, shuffled_tokens
 
 Q = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
 K = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
@@ -104,3 +102,30 @@ def test_errors_name_the_argument():
         softmax_saturation(0, scaled=True)
     with pytest.raises(ValueError, match="K"):
         future_token_change(Q, K[:, :3], V)
+
+
+def test_cosine_similarity_refuses_a_zero_row():
+    A = np.array([[1.0, 2.0], [0.0, 0.0], [3.0, -1.0]])
+    with pytest.raises(ValueError, match=r"A has a zero row \(row 1\)"):
+        cosine_similarity(A)
+
+
+@pytest.mark.parametrize("positions", [(1, -59), (50, 1), (1, 1), (1, 60), (1.0, 50)])
+def test_same_token_two_positions_refuses_positions_outside_the_sequence(positions):
+    mha, _, params = encoder_example()
+    with pytest.raises(ValueError, match=r"positions must be two ints p < q in \[0, length = 60\)"):
+        same_token_two_positions(mha, params, length=60, positions=positions)
+
+
+@pytest.mark.parametrize("rng", ["abc", 1.5, True])
+def test_multihead_refuses_an_rng_that_is_no_generator(rng):
+    with pytest.raises(ValueError, match="rng must be None, an int seed or a NumPy generator"):
+        attn.MultiHeadAttention(8, 2, rng=rng)
+
+
+def test_a_nan_input_is_refused_at_the_door_before_the_projection():
+    mha, X, _ = encoder_example()
+    X[2, 3] = np.nan
+    assert np.isnan(_project_heads(X, mha.W_q)).any()  # the kernel checks nothing
+    with pytest.raises(ValueError, match=r"Q with shape \(5, 8\) contains NaN or inf \(first at index \(2, 3\)\)"):
+        mha.forward(X, X, X)

@@ -8,8 +8,8 @@ One backward per forward of :mod:`attn.core`, :mod:`attn.multihead` and
 * :func:`multihead_backward` — :class:`attn.multihead.MultiHeadAttention` (``W_q, W_k, W_v, W_o``);
 * :func:`layer_norm_backward` — :func:`attn.encoder.layer_norm` (``γ, β``);
 * :func:`ffn_backward` — :func:`attn.encoder.ffn`;
-* :func:`encoder_block_backward` — the post-norm encoder block (its forward is
-  :func:`attn.encoder.transformer_encoder_block` with ``return_cache=True``);
+* :func:`encoder_block_forward` and :func:`encoder_block_backward` — the post-norm encoder block of
+  :func:`attn.encoder.transformer_encoder_block`, its forward keeping what the backward needs;
 * :func:`embedding_backward` — a table lookup ``E[tokens]`` (the token models' embeddings);
 * :func:`softmax_cross_entropy` — mean cross-entropy and its gradient.
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from .._checks import as_float, check_dim, check_ndim, check_shape, check_tokens, check_type, positive_number
 from ..core import softmax
-from ..encoder import layer_norm
+from ..encoder import EPS, _ffn, _layer_norm, layer_norm
 from ..multihead import MultiHeadAttention
 
 
@@ -148,7 +148,7 @@ def multihead_backward(d_out, mha, Q, K, V, weights):
         ``W_q``, ``W_k``, ``W_v`` (h, d_model, d_k) and ``W_o`` (d_model, d_model).
         For self-attention (Q = K = V = x) the gradient of x is ``dQ + dK + dV``.
     """
-    check_type(mha, "mha", MultiHeadAttention).check_weights()  # they may have been reassigned
+    check_type(mha, "mha", MultiHeadAttention)
     Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
     check_ndim(Q, "Q", "(..., n_q, d_model) with at least 2 dimensions", 2)
     weights = as_float(weights, "weights")
@@ -278,13 +278,40 @@ def embedding_backward(d_x, tokens, vocab_size: int) -> np.ndarray:
 BLOCK_KEYS = ("W_q", "W_k", "W_v", "W_o", "W1", "b1", "W2", "b2", "gamma1", "beta1", "gamma2", "beta2")
 
 
+def encoder_block_forward(x, mha, p, mask=None):
+    """The encoder block's forward (the kernels of :mod:`attn.encoder`, as ``attn.encoder._encoder_block``),
+    keeping its intermediates for :func:`encoder_block_backward`. Its inputs are the model's: not checked.
+
+    Parameters
+    ----------
+    x : ndarray, shape (..., n, d_model)
+    mha : MultiHeadAttention
+    p : dict
+        ``W1, b1, W2, b2, gamma1, beta1, gamma2, beta2`` (``BLOCK_KEYS[4:]``).
+    mask : ndarray of bool, shape (..., n, n), optional
+
+    Returns
+    -------
+    out : ndarray, shape (..., n, d_model)
+    cache : dict
+        ``x``, ``z1 = x + MHA(x)``, ``h``, ``z2 = h + FFN(h)`` (all (..., n, d_model)), the attention
+        ``weights`` (..., h, n, n), ``mha``, the parameters ``p`` and ``eps``.
+    """
+    attended, weights = mha._forward(x, x, x, mask)  # (..., n, d_model), (..., h, n, n)
+    z1 = x + attended  # (..., n, d_model)
+    h = _layer_norm(z1, p["gamma1"], p["beta1"])  # (..., n, d_model)
+    z2 = h + _ffn(h, p["W1"], p["b1"], p["W2"], p["b2"])  # (..., n, d_model)
+    out = _layer_norm(z2, p["gamma2"], p["beta2"])  # (..., n, d_model)
+    return out, {"x": x, "z1": z1, "h": h, "z2": z2, "weights": weights, "mha": mha, "p": p, "eps": EPS}
+
+
 def encoder_block_backward(d_out, cache):
     """Gradient through :func:`attn.encoder.transformer_encoder_block`.
 
     Parameters
     ----------
     d_out : array_like, shape (..., n, d_model)
-    cache : dict from :func:`attn.encoder.transformer_encoder_block` with ``return_cache=True``
+    cache : dict from :func:`encoder_block_forward`
 
     Returns
     -------

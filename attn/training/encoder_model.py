@@ -6,7 +6,8 @@ r"""A small Transformer encoder with per-position outputs, trained by the hand-w
     \text{logits} = x^{(L)} W_{out} + b_{out}
 
 Each block is the post-norm encoder block of :mod:`attn.encoder` (run by
-:func:`attn.encoder.transformer_encoder_block` with ``return_cache=True``), ``PE`` the sinusoidal table of
+:func:`attn.training.backward.encoder_block_forward`, which keeps what the backward needs), ``PE`` the
+sinusoidal table of
 :func:`attn.positional.positional_encoding`. The loss is the mean per-position
 cross-entropy over the real (unpadded) positions.
 
@@ -25,13 +26,13 @@ import numpy as np
 
 from .._checks import check_lengths, check_tokens, positive_int, shape_str
 from ..core import padding_mask
-from ..encoder import transformer_encoder_block
 from ..multihead import MultiHeadAttention
 from ..positional import positional_encoding
 from .backward import (
     BLOCK_KEYS,
     embedding_backward,
     encoder_block_backward,
+    encoder_block_forward,
     softmax_cross_entropy,
 )
 
@@ -124,7 +125,7 @@ class TransformerEncoder:
         cache : dict
             ``tokens``, ``mask`` (B, n) or None, ``states`` (the input of every
             block and the final output, each (B, n, d_model)) and ``blocks``
-            (the caches of :func:`attn.encoder.transformer_encoder_block`, whose
+            (the caches of :func:`~attn.training.backward.encoder_block_forward`, whose
             ``weights`` (B, h, n, n) are the attention maps).
         """
         tokens = check_tokens(tokens, "tokens", self.V)
@@ -140,8 +141,7 @@ class TransformerEncoder:
             x = x + self.pe[:n]  # (B, n, d_model)
         states, blocks = [x], []
         for mha, rest in self.blocks:
-            x, cache = transformer_encoder_block(x, mha, mask=attn_mask, return_cache=True,
-                                                 **rest)  # (B, n, d_model)
+            x, cache = encoder_block_forward(x, mha, rest, attn_mask)  # (B, n, d_model)
             states.append(x)
             blocks.append(cache)
         logits = x @ self.params["W_out"] + self.params["b_out"]  # (B, n, C)

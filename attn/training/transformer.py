@@ -6,7 +6,7 @@ r"""The whole Transformer: an encoder–decoder with cross-attention, trained by
     \text{logits} = y^{(N)} W_{out} + b_{out}
 
 The encoder blocks are the post-norm blocks of :mod:`attn.encoder` (run by
-:func:`attn.encoder.transformer_encoder_block`, with the source key padding mask), the decoder blocks
+:func:`attn.training.backward.encoder_block_forward`, with the source key padding mask), the decoder blocks
 those of :mod:`attn.decoder` (causal self-attention, then cross-attention to ``m`` with the same
 padding mask, then the FFN), ``PE`` the sinusoidal table of :func:`attn.positional.positional_encoding`.
 Training is teacher-forced cross-entropy over the real target tokens, with the signature of
@@ -38,13 +38,13 @@ from ..decoder import (
     empty_self_cache,
     transformer_decoder_block,
 )
-from ..encoder import transformer_encoder_block
 from ..multihead import MultiHeadAttention
 from ..positional import positional_encoding
 from .backward import (
     BLOCK_KEYS,
     embedding_backward,
     encoder_block_backward,
+    encoder_block_forward,
     softmax_cross_entropy,
 )
 from .decoder_backward import ATTENTION_KEYS, decoder_block_backward
@@ -148,7 +148,7 @@ class EncoderDecoder:
         memory : ndarray, shape (B, S, d_model)
         cache : dict
             ``src``, ``key_mask`` (B, S) True on real positions, ``blocks`` (the caches of
-            :func:`attn.encoder.transformer_encoder_block`, whose ``weights`` (B, h, S, S) are the
+            :func:`~attn.training.backward.encoder_block_forward`, whose ``weights`` (B, h, S, S) are the
             maps).
         """
         src = check_tokens(src, "src", self.V)
@@ -158,9 +158,8 @@ class EncoderDecoder:
         x = self.params["src_emb"][src] + self._positions(S, "src")  # (B, S, d_model)
         blocks = []
         for layer in range(self.num_layers):
-            x, cache = transformer_encoder_block(x, self._mha("enc", layer), mask=attn_mask,
-                                                 return_cache=True,
-                                                 **self._block_params("enc", layer))  # (B, S, d_model)
+            x, cache = encoder_block_forward(x, self._mha("enc", layer), self._block_params("enc", layer),
+                                             attn_mask)  # (B, S, d_model)
             blocks.append(cache)
         return x, {"src": src, "key_mask": key_mask, "blocks": blocks}
 

@@ -1,0 +1,99 @@
+"""The graded path: every `attn` function the Activity 4 pages run, and what one call costs.
+
+Executes the code cells of every page under book/atividade4/ with a profiler that records each call
+into `attn` (plotting, diagrams and prose helpers excluded: they draw the pages, they are not the
+exercises' code). Prints the functions reached, their code lines (docstrings, comments and blank
+lines excluded), and the Python calls into `attn` made by one `MultiHeadAttention.forward` and by one
+`transformer_encoder_block` on the Exercise 3 setup.
+
+    .venv/bin/python bench/graded_path.py
+"""
+import ast
+import inspect
+import os
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import jupytext
+import matplotlib
+import numpy as np
+
+matplotlib.use("Agg")  # a script, not a notebook: no display
+ROOT = Path(__file__).resolve().parent.parent
+ATTN = str(ROOT / "attn") + os.sep
+DRAWING = tuple(str(ROOT / "attn" / f) for f in ("plotting.py", "diagrams.py", "prose.py"))
+
+
+def graded(code) -> bool:
+    return code.co_filename.startswith(ATTN) and not code.co_filename.startswith(DRAWING)
+
+
+def record(calls: Counter):
+    def profile(frame, event, _arg):
+        if event == "call" and graded(frame.f_code):
+            calls[frame.f_code] += 1
+    return profile
+
+
+def code_lines(code) -> int:
+    """Physical lines of a function's statements, without its docstring, comments or blank lines."""
+    lines, first = inspect.getsourcelines(code)
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    func = tree.body[0]
+    body = func.body[1:] if ast.get_docstring(func) is not None else func.body
+    covered = {func.lineno}  # the def line
+    for node in body:
+        for sub in ast.walk(node):
+            if hasattr(sub, "lineno"):
+                covered.update(range(sub.lineno, sub.end_lineno + 1))
+    source = textwrap.dedent("".join(lines)).splitlines()
+    return sum(1 for n in covered if source[n - 1].strip() and not source[n - 1].strip().startswith("#"))
+
+
+def run_pages(calls: Counter):
+    import myst_nb
+
+    myst_nb.glue = lambda *args, **kwargs: None  # the pages glue numbers for the site; not needed here
+    for page in sorted((ROOT / "book" / "atividade4").glob("*.md")):
+        notebook = jupytext.read(page, fmt="md:myst")
+        namespace = {"__name__": "__page__"}
+        os.chdir(page.parent)
+        sys.setprofile(record(calls))
+        try:
+            for cell in notebook.cells:
+                if cell.cell_type == "code" and not cell.source.lstrip().startswith("%"):
+                    exec(compile(cell.source, str(page), "exec"), namespace)  # noqa: S102 -- the page's own code
+        finally:
+            sys.setprofile(None)
+
+
+def calls_of(function) -> int:
+    calls = Counter()
+    sys.setprofile(record(calls))
+    try:
+        function()
+    finally:
+        sys.setprofile(None)
+    return sum(calls.values())
+
+
+if __name__ == "__main__":
+    import attn
+    from attn.encoder import encoder_example
+
+    calls = Counter()
+    run_pages(calls)
+    rows = sorted((code.co_filename[len(ATTN):], code.co_firstlineno, code.co_qualname, code_lines(code))
+                  for code in calls if not code.co_name.startswith("<"))  # not the generator expressions
+    for path, line, name, n in rows:
+        print(f"{n:4d}  {path}:{line}  {name}")
+    print(f"graded path: {len(rows)} functions, {sum(r[3] for r in rows)} code lines")
+
+    mha, X, ffn_params = encoder_example()
+    forward = calls_of(lambda: mha.forward(X, X, X, attn.causal_mask(len(X))))
+    block = calls_of(lambda: attn.transformer_encoder_block(X, mha, *ffn_params, attn.causal_mask(len(X))))
+    print(f"Python calls into attn: {forward} per MultiHeadAttention.forward (with causal_mask), "
+          f"{block} per transformer_encoder_block")
+    print(f"NumPy {np.__version__}")
