@@ -42,12 +42,12 @@ def _match(arr: np.ndarray, name: str, spec: str, dims: dict) -> np.ndarray:
     ``...`` stands for any number of leading (batch) axes. A symbol already in ``dims`` (from an earlier
     argument, or given by the caller) must have that size; the others are added to ``dims``.
     """
-    axes = [a.strip() for a in spec.strip("()").split(",") if a.strip()]  # e.g. ["...", "n_k", "d_k"]
+    axes = spec.strip("()").replace(" ", "").rstrip(",").split(",")  # "(..., n_k, d_k)": [..., n_k, d_k]
     batched = axes[0] == "..."
     named = axes[1:] if batched else axes
     found, lead = dict(dims), arr.ndim - len(named)  # lead: number of batch axes
     ok = lead >= 0 and (batched or lead == 0)
-    for axis, size in zip(named, arr.shape[max(lead, 0):], strict=False):  # strict: lead may be < 0
+    for axis, size in zip(named, arr.shape[max(lead, 0):], strict=False):  # shorter when arr has too few axes
         ok = ok and found.setdefault(axis, size) == size
     if batched and ok:
         ok = found.setdefault("...", arr.shape[:lead]) == arr.shape[:lead]
@@ -101,7 +101,7 @@ def as_float(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
     accepted when ``allow_neg_inf`` is true, as in softmax logits).
     """
     arr = np.asarray(x)
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
+    if arr.dtype.kind not in "iuf":  # signed, unsigned, float: not bool, complex, text, objects
         raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
     if arr.dtype not in (np.float32, np.float64):
         arr = arr.astype(np.float64)
