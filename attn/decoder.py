@@ -24,9 +24,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, check_type
+from ._checks import (
+    array,
+    as_bool_mask,
+    as_float,
+    attention_mask,
+    check_ndim,
+    check_shape,
+    check_type,
+    positive_number,
+)
 from .core import _attention, causal_mask
-from .encoder import ffn, layer_norm
+from .encoder import _ffn, _ffn_params, _layer_norm, ffn, layer_norm
 from .multihead import MultiHeadAttention, _concat_heads, _project_heads
 
 DECODER_KEYS = ("W1", "b1", "W2", "b2", "gamma1", "beta1", "gamma2", "beta2", "gamma3", "beta3")
@@ -52,12 +61,11 @@ def transformer_decoder_block(y, memory, self_mha, cross_mha, W1, b1, W2, b2, se
         Causal self-attention and cross-attention layers, width ``d_model``.
     W1, b1, W2, b2 : array_like
         FFN parameters, shapes (d_model, d_ff), (d_ff,), (d_ff, d_model), (d_model,).
-    self_mask : ndarray of bool, optional
-        True = may attend; any mask :meth:`~attn.multihead.MultiHeadAttention.forward` accepts
-        with ``n_q = n_k = T``. Default: :func:`attn.core.causal_mask` ``(T)``.
+    self_mask : ndarray of bool, shape (T, T) or (..., T, T), optional
+        True = may attend. Default: :func:`attn.core.causal_mask` ``(T)``.
     cross_mask : ndarray of bool, optional
-        True = may attend; shape (T, S), (..., T, S) or (..., h, T, S), typically a key padding
-        mask of the source repeated for the ``T`` queries. Default: every source position.
+        True = may attend; shape (T, S) or (..., T, S), typically a key padding mask of the source
+        repeated for the ``T`` queries. Default: every source position.
     gamma1, beta1, gamma2, beta2, gamma3, beta3 : array_like, shape (d_model,), optional
         Scale and shift of the three layer norms (default 1 and 0).
     eps : float
@@ -75,23 +83,29 @@ def transformer_decoder_block(y, memory, self_mha, cross_mha, W1, b1, W2, b2, se
     """
     check_type(self_mha, "self_mha", MultiHeadAttention)
     check_type(cross_mha, "cross_mha", MultiHeadAttention)
-    d = self_mha.d_model
-    if cross_mha.d_model != d:
-        raise ValueError(f"cross_mha has d_model = {cross_mha.d_model}; expected d_model = {d} from self_mha")
-    y = check_ndim(as_float(y, "y"), "y", "(..., T, d_model) with at least 2 dimensions", 2)  # (..., T, d)
-    check_dim(y, "y", -1, d, f"(..., T, d_model) with d_model = {d} from self_mha")
-    memory = as_float(memory, "memory")  # (..., S, d_model)
-    check_shape(memory, "memory", y.shape[:-2] + memory.shape[-2:-1] + (d,), "(..., S, d_model)",
-                "batch dimensions from y, d_model from self_mha")
-    self_mask = causal_mask(y.shape[-2]) if self_mask is None else self_mask  # (T, T) by default
-    attended, self_weights = self_mha.forward(y, y, y, self_mask)  # (..., T, d_model), (..., h, T, T)
+    if cross_mha.d_model != self_mha.d_model:
+        raise ValueError(f"cross_mha has d_model = {cross_mha.d_model}; "
+                         f"expected d_model = {self_mha.d_model} from self_mha")
+    dims = {"d_model": self_mha.d_model}
+    y = array(y, "y", "(..., T, d_model)", dims)  # binds ..., T
+    memory = array(memory, "memory", "(..., S, d_model)", dims)  # same ...; binds S
+    T, S = dims["T"], dims["S"]
+    W1, b1, W2, b2 = _ffn_params(W1, b1, W2, b2, dims)
+    gamma1, beta1, gamma2, beta2, gamma3, beta3 = [  # the three layer norms; default gamma = 1, beta = 0
+        default if g is None else array(g, name, "(d_model,)", dims) for name, g, default in
+        zip(DECODER_KEYS[4:], (gamma1, beta1, gamma2, beta2, gamma3, beta3), (1.0, 0.0) * 3, strict=True)]
+    self_mask = causal_mask(T) if self_mask is None else attention_mask(self_mask, dict(dims, n_q=T, n_k=T))
+    if cross_mask is not None:
+        cross_mask = attention_mask(cross_mask, dict(dims, n_q=T, n_k=S))  # (T, S) or (..., T, S)
+    eps = positive_number(eps, "eps")
+    attended, self_weights = self_mha._forward(y, y, y, self_mask)  # (..., T, d_model), (..., h, T, T)
     z1 = y + attended  # (..., T, d_model)
-    h1 = layer_norm(z1, gamma1, beta1, eps)  # (..., T, d_model)
-    crossed, cross_weights = cross_mha.forward(h1, memory, memory, cross_mask)  # (..., T, d), (..., h, T, S)
+    h1 = _layer_norm(z1, gamma1, beta1, eps)  # (..., T, d_model)
+    crossed, cross_weights = cross_mha._forward(h1, memory, memory, cross_mask)  # (..., T, d), (..., h, T, S)
     z2 = h1 + crossed  # (..., T, d_model)
-    h2 = layer_norm(z2, gamma2, beta2, eps)  # (..., T, d_model)
-    z3 = h2 + ffn(h2, W1, b1, W2, b2)  # (..., T, d_model)
-    out = layer_norm(z3, gamma3, beta3, eps)  # (..., T, d_model)
+    h2 = _layer_norm(z2, gamma2, beta2, eps)  # (..., T, d_model)
+    z3 = h2 + _ffn(h2, W1, b1, W2, b2)  # (..., T, d_model)
+    out = _layer_norm(z3, gamma3, beta3, eps)  # (..., T, d_model)
     if not return_cache:
         return out
     p = dict(zip(DECODER_KEYS, (W1, b1, W2, b2, gamma1, beta1, gamma2, beta2, gamma3, beta3),

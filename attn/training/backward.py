@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import as_float, check_dim, check_ndim, check_shape, check_tokens, check_type, positive_number
+from .._checks import as_float, check_dim, check_ndim, check_shape, check_type, positive_number
 from ..core import softmax
 from ..encoder import EPS, _ffn, _layer_norm, layer_norm
 from ..multihead import MultiHeadAttention
+from ._checks import check_tokens
 
 
 def _einsum(spec, a, b):

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_lengths, check_tokens, positive_int, shape_str
+from .._checks import positive_int, shape_str
 from ..core import padding_mask
 from ..multihead import MultiHeadAttention
 from ..positional import positional_encoding
+from ._checks import check_lengths, check_tokens
 from .backward import (
     BLOCK_KEYS,
     embedding_backward,

@@ -21,8 +21,9 @@ import copy
 
 import numpy as np
 
-from .._checks import as_float, check_dim, check_labels, check_ndim, check_shape, check_tokens
+from .._checks import as_float, check_dim, check_ndim, check_shape
 from ..multihead import MultiHeadAttention
+from ._checks import check_labels, check_tokens
 from .backward import (
     encoder_block_backward,
     ffn_backward,

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import check_lengths, check_tokens, shape_str
+from .._checks import shape_str
 from ..classic import additive_scores
 from ..core import masked_softmax, padding_mask
+from ._checks import check_lengths, check_tokens
 from .backward import embedding_backward
 from .gru import cell_backward, cell_forward, gru_backward, gru_forward, init_gru
 

@@ -29,7 +29,7 @@ import copy
 
 import numpy as np
 
-from .._checks import check_lengths, check_tokens, positive_int, shape_str
+from .._checks import positive_int, shape_str
 from ..core import causal_mask, padding_mask
 from ..decoder import (
     DECODER_KEYS,
@@ -40,6 +40,7 @@ from ..decoder import (
 )
 from ..multihead import MultiHeadAttention
 from ..positional import positional_encoding
+from ._checks import check_lengths, check_tokens
 from .backward import (
     BLOCK_KEYS,
     embedding_backward,
