@@ -21,6 +21,7 @@ from attn.training.backward import (
     attention_backward,
     embedding_backward,
     encoder_block_backward,
+    encoder_block_forward,
     ffn_backward,
     layer_norm_backward,
     multihead_backward,
@@ -28,11 +29,6 @@ from attn.training.backward import (
     softmax_cross_entropy,
 )
 from attn.training.encoder_model import TransformerEncoder
-
-
-def encoder_block_forward(x, mha, p, mask=None):
-    """The encoder block with its cache (the forward the backward differentiates)."""
-    return transformer_encoder_block(x, mha, mask=mask, return_cache=True, **p)
 
 
 def block_params(rng, d, d_ff):
@@ -74,7 +70,7 @@ def test_fd_multihead_all_weights_and_inputs(batch, scale):
     rng = np.random.default_rng(4)
     mha = MultiHeadAttention(6, 2, rng=rng, scale=scale)
     Q, K, V = rng.normal(size=batch + (3, 6)), rng.normal(size=batch + (4, 6)), rng.normal(size=batch + (4, 6))
-    mask = rng.random(batch + (2, 3, 4)) < 0.8  # one mask per head
+    mask = rng.random(batch + (3, 4)) < 0.8  # one mask per batch element, the same for every head
     P = probe(batch + (3, 6), 5)
 
     def f():
@@ -202,10 +198,17 @@ def test_block_forward_is_the_library_block_bit_for_bit():
     p = block_params(rng, 8, 32)
     x = rng.normal(size=(3, 5, 8))
     mask = attn.causal_mask(5)
-    out, _ = encoder_block_forward(x, mha, p, mask)
-    ref = transformer_encoder_block(x, mha, p["W1"], p["b1"], p["W2"], p["b2"], mask=mask, gamma1=p["gamma1"],
-                                    beta1=p["beta1"], gamma2=p["gamma2"], beta2=p["beta2"])
+    # with trained norms: the block's definition written with the public layers
+    out, cache = encoder_block_forward(x, mha, p, mask)
+    h = layer_norm(x + mha.forward(x, x, x, mask)[0], p["gamma1"], p["beta1"])
+    ref = layer_norm(h + ffn(h, p["W1"], p["b1"], p["W2"], p["b2"]), p["gamma2"], p["beta2"])
     np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(cache["h"], h)
+    # with gamma = 1, beta = 0: the public block (whose layer norms have no parameters)
+    plain = {**p, "gamma1": np.ones(8), "beta1": np.zeros(8), "gamma2": np.ones(8), "beta2": np.zeros(8)}
+    out, _ = encoder_block_forward(x, mha, plain, mask)
+    np.testing.assert_array_equal(out, transformer_encoder_block(x, mha, p["W1"], p["b1"], p["W2"], p["b2"],
+                                                                 mask=mask))
 
 
 @pytest.mark.parametrize("positional", [False, True])

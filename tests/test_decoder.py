@@ -192,10 +192,21 @@ def test_error_decoder_block_memory_shape():
     rng = np.random.default_rng(9)
     mha = attn.MultiHeadAttention(4, 2, rng=rng)
     p = block_params(rng, 4, 8)
-    with pytest.raises(ValueError, match=r"memory has shape \(3, 5, 4\); expected \(\.\.\., S, d_model\) = "
-                                         r"\(2, 5, 4\) \(batch dimensions from y"):
+    with pytest.raises(ValueError, match=r"memory has shape \(3, 5, 4\); expected \(\.\.\., S, d_model\) "
+                                         r"with \.\.\. = \(2,\), d_model = 4$"):
         transformer_decoder_block(np.zeros((2, 3, 4)), np.zeros((3, 5, 4)), mha, mha, p["W1"], p["b1"],
                                   p["W2"], p["b2"])
+
+
+def test_error_decoder_block_per_head_cross_mask():
+    # a cross mask is (T, S) or (..., T, S), the same for every head
+    rng = np.random.default_rng(9)
+    mha = attn.MultiHeadAttention(4, 2, rng=rng)
+    p = block_params(rng, 4, 8)
+    with pytest.raises(ValueError, match=r"mask has shape \(2, 2, 3, 5\); expected \(\.\.\., n_q, n_k\) "
+                                         r"with \.\.\. = \(2,\), n_q = 3, n_k = 5$"):
+        transformer_decoder_block(np.zeros((2, 3, 4)), np.zeros((2, 5, 4)), mha, mha, p["W1"], p["b1"],
+                                  p["W2"], p["b2"], cross_mask=np.ones((2, 2, 3, 5), dtype=bool))
 
 
 def test_error_step_full_cache():

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import attn
 from attn import MultiHeadAttention, ffn, layer_norm, transformer_encoder_block
+from attn.training.backward import encoder_block_forward
 
 
 def block_params(rng, d_model, d_ff):
@@ -39,8 +40,17 @@ def test_layer_norm_constant_row_gives_beta():
 
 
 def test_layer_norm_float32():
+    # float32 x stays float32 without gamma/beta (the scalars 1 and 0) and with float32 ones;
+    # float64 gamma/beta promote the result to float64 (NumPy promotion, nothing is cast)
     x = np.random.default_rng(0).normal(size=(4, 6)).astype(np.float32)
-    assert layer_norm(x, np.ones(6), np.zeros(6)).dtype == np.float32
+    ref = layer_norm(x.astype(np.float64))
+    y = layer_norm(x)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+    assert layer_norm(x, np.ones(6, np.float32), np.zeros(6, np.float32)).dtype == np.float32
+    y64 = layer_norm(x, np.ones(6), np.zeros(6))
+    assert y64.dtype == np.float64
+    np.testing.assert_allclose(y64, ref, rtol=1e-5, atol=1e-5)
 
 
 @settings(max_examples=100)
@@ -56,12 +66,12 @@ def test_property_rows_mean_zero_unit_variance(d, seed, scale):
 
 
 def test_error_layer_norm_gamma_shape():
-    with pytest.raises(ValueError, match=r"gamma has shape \(3,\); expected \(d,\) = \(4,\)"):
+    with pytest.raises(ValueError, match=r"gamma has shape \(3,\); expected \(d,\) with d = 4$"):
         layer_norm(np.zeros((2, 4)), gamma=np.ones(3))
 
 
 def test_error_layer_norm_beta_shape():
-    with pytest.raises(ValueError, match=r"beta has shape \(1, 4\); expected \(d,\) = \(4,\)"):
+    with pytest.raises(ValueError, match=r"beta has shape \(1, 4\); expected \(d,\) with d = 4$"):
         layer_norm(np.zeros((2, 4)), beta=np.ones((1, 4)))
 
 
@@ -71,7 +81,7 @@ def test_error_layer_norm_eps():
 
 
 def test_error_layer_norm_scalar():
-    with pytest.raises(ValueError, match=r"x has shape \(\) \(0 dimensions\); expected \(\.\.\., d\)"):
+    with pytest.raises(ValueError, match=r"x has shape \(\); expected \(\.\.\., d\)$"):
         layer_norm(1.0)
 
 
@@ -92,10 +102,10 @@ def test_ffn_is_position_wise():
 
 
 @pytest.mark.parametrize("which, bad, msg", [
-    ("W1", np.zeros((3, 8)), r"W1 has shape \(3, 8\); expected \(d_model, d_ff\) with d_model = 4 from x"),
-    ("b1", np.zeros(7), r"b1 has shape \(7,\); expected \(d_ff,\) = \(8,\)"),
-    ("W2", np.zeros((8, 3)), r"W2 has shape \(8, 3\); expected \(d_ff, d_model\) = \(8, 4\)"),
-    ("b2", np.zeros(8), r"b2 has shape \(8,\); expected \(d_model,\) = \(4,\)"),
+    ("W1", np.zeros((3, 8)), r"W1 has shape \(3, 8\); expected \(d_model, d_ff\) with d_model = 4$"),
+    ("b1", np.zeros(7), r"b1 has shape \(7,\); expected \(d_ff,\) with d_ff = 8$"),
+    ("W2", np.zeros((8, 3)), r"W2 has shape \(8, 3\); expected \(d_ff, d_model\) with d_ff = 8, d_model = 4$"),
+    ("b2", np.zeros(8), r"b2 has shape \(8,\); expected \(d_model,\) with d_model = 4$"),
 ])
 def test_error_ffn_shapes(which, bad, msg):
     args = {"W1": np.zeros((4, 8)), "b1": np.zeros(8), "W2": np.zeros((8, 4)), "b2": np.zeros(4)}
@@ -105,7 +115,7 @@ def test_error_ffn_shapes(which, bad, msg):
 
 
 def test_error_ffn_W1_ndim():
-    with pytest.raises(ValueError, match=r"W1 has shape \(4,\) \(1 dimensions\); expected \(d_model, d_ff\)"):
+    with pytest.raises(ValueError, match=r"W1 has shape \(4,\); expected \(d_model, d_ff\) with d_model = 4$"):
         ffn(np.zeros((5, 4)), np.zeros(4), np.zeros(8), np.zeros((8, 4)), np.zeros(4))
 
 
@@ -162,16 +172,27 @@ def test_error_block_mha_type():
 
 def test_error_block_width():
     mha = MultiHeadAttention(8, 2, rng=0)
-    with pytest.raises(ValueError, match=r"x has shape \(5, 6\); expected \(\.\.\., n, d_model\) with d_model = 8 from mha"):
+    with pytest.raises(ValueError, match=r"x has shape \(5, 6\); expected \(\.\.\., n, d_model\) with d_model = 8$"):
         transformer_encoder_block(np.zeros((5, 6)), mha, np.zeros((8, 32)), np.zeros(32), np.zeros((32, 8)),
                                   np.zeros(8))
 
 
 def test_error_block_ndim():
     mha = MultiHeadAttention(8, 2, rng=0)
-    with pytest.raises(ValueError, match=r"x has shape \(8,\) \(1 dimensions\); expected \(\.\.\., n, d_model\)"):
+    with pytest.raises(ValueError, match=r"x has shape \(8,\); expected \(\.\.\., n, d_model\) with d_model = 8$"):
         transformer_encoder_block(np.zeros(8), mha, np.zeros((8, 32)), np.zeros(32), np.zeros((32, 8)),
                                   np.zeros(8))
+
+
+def test_error_block_mask_shape():
+    mha = MultiHeadAttention(8, 2, rng=0)
+    params = (np.zeros((8, 32)), np.zeros(32), np.zeros((32, 8)), np.zeros(8))
+    x = np.zeros((2, 5, 8))
+    with pytest.raises(ValueError, match=r"mask has shape \(5, 4\); expected \(n_q, n_k\) with n_q = 5, n_k = 5$"):
+        transformer_encoder_block(x, mha, *params, mask=np.ones((5, 4), bool))
+    with pytest.raises(ValueError, match=r"mask has shape \(3, 5, 5\); expected \(\.\.\., n_q, n_k\) "
+                                         r"with \.\.\. = \(2,\), n_q = 5, n_k = 5$"):
+        transformer_encoder_block(x, mha, *params, mask=np.ones((3, 5, 5), bool))
 
 
 # ---------------------------------------------------------------- PyTorch oracles
@@ -214,7 +235,31 @@ def torch_encoder_layer(mha, W1, b1, W2, b2, norms):
 
 @pytest.mark.oracle
 def test_oracle_torch_transformer_encoder_layer():
+    # the public block: layer norms with gamma = 1, beta = 0 (torch.nn.LayerNorm's initial parameters)
     rng = np.random.default_rng(77)
+    mha = MultiHeadAttention(8, 2, rng=rng)
+    W1, b1, W2, b2 = block_params(rng, 8, 32)
+    norms = [(np.ones(8), np.zeros(8))] * 2
+    x = rng.normal(size=(3, 5, 8))
+    layer = torch_encoder_layer(mha, W1, b1, W2, b2, norms)
+    lengths = np.array([5, 3, 1])
+    per_batch = attn.padding_mask(lengths, 5, 5)  # (B, n, n): each batch element its own key mask
+    with torch.no_grad():
+        ref = layer(t(x)).numpy()
+        ref_causal = layer(t(x), src_mask=t(~attn.causal_mask(5))).numpy()  # torch: True = blocked
+        ref_pad = layer(t(x), src_key_padding_mask=t(~attn.padding_mask(lengths, 5))).numpy()
+    out = transformer_encoder_block(x, mha, W1, b1, W2, b2)
+    np.testing.assert_allclose(out, ref, rtol=1e-11, atol=1e-12)
+    out_c = transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=attn.causal_mask(5))
+    np.testing.assert_allclose(out_c, ref_causal, rtol=1e-11, atol=1e-12)
+    out_p = transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=per_batch)
+    np.testing.assert_allclose(out_p, ref_pad, rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.oracle
+def test_oracle_torch_encoder_layer_with_trained_norms():
+    # gamma, beta != 1, 0: the block's forward of the training code (the public block has none)
+    rng = np.random.default_rng(78)
     mha = MultiHeadAttention(8, 2, rng=rng)
     W1, b1, W2, b2 = block_params(rng, 8, 32)
     norms = [(rng.normal(size=8), rng.normal(size=8)) for _ in range(2)]
@@ -224,10 +269,10 @@ def test_oracle_torch_transformer_encoder_layer():
         ref = layer(t(x)).numpy()
         ref_causal = layer(t(x), src_mask=t(~attn.causal_mask(5))).numpy()  # torch: True = blocked
     (g1, be1), (g2, be2) = norms
-    kw = dict(gamma1=g1, beta1=be1, gamma2=g2, beta2=be2)
-    out = transformer_encoder_block(x, mha, W1, b1, W2, b2, **kw)
+    p = dict(W1=W1, b1=b1, W2=W2, b2=b2, gamma1=g1, beta1=be1, gamma2=g2, beta2=be2)
+    out, _ = encoder_block_forward(x, mha, p)
     np.testing.assert_allclose(out, ref, rtol=1e-11, atol=1e-12)
-    out_c = transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=attn.causal_mask(5), **kw)
+    out_c, _ = encoder_block_forward(x, mha, p, attn.causal_mask(5))
     np.testing.assert_allclose(out_c, ref_causal, rtol=1e-11, atol=1e-12)
 
 
@@ -254,7 +299,3 @@ def test_property_eps_forms_agree_to_order_eps(d, seed):
     # both are x_hat times a factor 1 - O(eps / sigma); |x_hat| <= sqrt(d)
     assert np.all(gap <= np.sqrt(d) * 1e-5 * (1 / sigma + 1 / (2 * sigma**2)))
 
-
-def test_error_layer_norm_eps_in_sqrt_not_bool():
-    with pytest.raises(ValueError, match=r"eps_in_sqrt must be True or False, got 'yes'"):
-        layer_norm(np.zeros((2, 4)), eps_in_sqrt="yes")

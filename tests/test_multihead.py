@@ -13,14 +13,16 @@ from hypothesis import strategies as st
 
 import attn
 from attn import MultiHeadAttention
+from attn.multihead import _concat_heads
 
 
 def reference_mha(mha, Q, K, V, mask=None):
-    """Loop over heads one by one and concatenate with np.concatenate (unbatched)."""
+    """Loop over heads one by one and concatenate with np.concatenate (unbatched; the same mask
+    (n_q, n_k) for every head)."""
     heads, weights = [], []
     for i in range(mha.num_heads):
         out, w = attn.scaled_dot_product_attention(Q @ mha.W_q[i], K @ mha.W_k[i], V @ mha.W_v[i],
-                                                   mask=None if mask is None else mask[i])
+                                                   mask=mask)
         heads.append(out)
         weights.append(w)
     return np.concatenate(heads, axis=-1) @ mha.W_o, np.stack(weights)
@@ -90,13 +92,22 @@ def test_output_is_sum_of_head_contributions():
     X = rng.normal(size=(5, 8))
     heads, _ = mha.head_outputs(X, X, X)  # (h, n, d_k)
     parts = [heads[i] @ mha.W_o[4 * i:4 * (i + 1)] for i in range(2)]
-    np.testing.assert_allclose(mha(X, X, X)[0], parts[0] + parts[1], rtol=1e-12, atol=1e-14)
-    np.testing.assert_array_equal(mha.concat_heads(heads), np.concatenate(list(heads), axis=-1))
+    np.testing.assert_allclose(mha.forward(X, X, X)[0], parts[0] + parts[1], rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(_concat_heads(heads), np.concatenate(list(heads), axis=-1))
+
+
+def test_concat_heads_puts_head_i_in_columns_i_dk_to_i_plus_1_dk():
+    # the module kernel, on a batch: (..., h, n_q, d_k) -> (..., n_q, h * d_k)
+    heads = np.random.default_rng(6).normal(size=(2, 3, 5, 4))  # (B, h, n_q, d_k)
+    merged = _concat_heads(heads)
+    assert merged.shape == (2, 5, 12)
+    for i in range(3):
+        np.testing.assert_array_equal(merged[..., 4 * i:4 * (i + 1)], heads[:, i])
 
 
 # ---------------------------------------------------------------- masks
 
-def test_masks_shared_batch_and_per_head():
+def test_masks_shared_and_per_batch_element_same_for_every_head():
     rng = np.random.default_rng(8)
     mha = MultiHeadAttention(8, 2, rng=rng)
     X = rng.normal(size=(3, 5, 8))
@@ -105,18 +116,30 @@ def test_masks_shared_batch_and_per_head():
     out3d, w3d = mha.forward(X, X, X, mask=np.broadcast_to(causal, (3, 5, 5)).copy())
     np.testing.assert_array_equal(out2d, out3d)
     assert np.all(w2d[..., ~causal] == 0.0)
-    # per head: head 0 causal, head 1 anti-causal
-    per_head = np.stack([causal, causal.T])  # (h, n, n)
-    per_head_b = np.broadcast_to(per_head, (3, 2, 5, 5)).copy()
-    out_h, w_h = mha.forward(X, X, X, mask=per_head_b)
-    assert np.all(w_h[:, 0][..., ~causal] == 0.0) and np.all(w_h[:, 1][..., ~causal.T] == 0.0)
+    # per batch element: causal, anti-causal, random (every query keeps a key); each mask serves both heads
+    per_batch = np.stack([causal, causal.T, rng.random((5, 5)) < 0.5])  # (B, n, n)
+    per_batch[2, :, 0] = True
+    out_b, w_b = mha.forward(X, X, X, mask=per_batch)
     for b in range(3):
-        ref_out, ref_w = reference_mha(mha, X[b], X[b], X[b], mask=per_head)
-        np.testing.assert_allclose(out_h[b], ref_out, rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(w_h[b], ref_w, rtol=1e-12, atol=1e-14)
-    # unbatched input: a (h, n, n) mask is per head
-    out_u, _ = mha.forward(X[0], X[0], X[0], mask=per_head)
-    np.testing.assert_allclose(out_u, out_h[0], rtol=1e-13)
+        assert np.all(w_b[b][:, ~per_batch[b]] == 0.0)  # both heads
+        ref_out, ref_w = reference_mha(mha, X[b], X[b], X[b], mask=per_batch[b])
+        np.testing.assert_allclose(out_b[b], ref_out, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(w_b[b], ref_w, rtol=1e-12, atol=1e-14)
+    # unbatched input with a (n, n) mask: the batch element alone
+    out_u, _ = mha.forward(X[1], X[1], X[1], mask=per_batch[1])
+    np.testing.assert_allclose(out_u, out_b[1], rtol=1e-13)
+
+
+def test_per_head_masks_are_refused():
+    # a mask is (n_q, n_k) or (..., n_q, n_k), the same for every head; (..., h, n_q, n_k) is not accepted
+    mha = MultiHeadAttention(8, 2, rng=0)
+    X = np.zeros((3, 5, 8))
+    with pytest.raises(ValueError, match=r"mask has shape \(3, 2, 5, 5\); expected \(\.\.\., n_q, n_k\) "
+                                         r"with \.\.\. = \(3,\), n_q = 5, n_k = 5$"):
+        mha.forward(X, X, X, mask=np.ones((3, 2, 5, 5), dtype=bool))
+    with pytest.raises(ValueError, match=r"mask has shape \(2, 5, 5\); expected \(\.\.\., n_q, n_k\) "
+                                         r"with \.\.\. = \(\), n_q = 5, n_k = 5$"):
+        mha.head_outputs(X[0], X[0], X[0], mask=np.ones((2, 5, 5), dtype=bool))
 
 
 def test_fully_masked_query_gives_zero_row():
@@ -155,12 +178,22 @@ def test_init_scale_is_one_over_sqrt_d_model():
     assert abs(all_w.std() - 1 / 8) < 0.005
 
 
-def test_float32_in_float32_out():
-    mha = MultiHeadAttention(8, 2, rng=0)
+def test_float32_dtype_follows_numpy_promotion():
+    # the weights are not cast to the input's dtype: float32 input with float64 weights gives float64,
+    # float32 input with float32 weights stays float32
+    mha = MultiHeadAttention(8, 2, rng=0)  # float64 weights
     X = np.random.default_rng(0).normal(size=(5, 8)).astype(np.float32)
     out, w = mha.forward(X, X, X)
-    assert out.dtype == np.float32 and w.dtype == np.float32
-    np.testing.assert_allclose(out, mha.forward(X.astype(np.float64), X, X)[0], rtol=1e-4, atol=1e-5)
+    assert out.dtype == np.float64 and w.dtype == np.float64
+    np.testing.assert_allclose(out, mha.forward(X.astype(np.float64), X, X)[0], rtol=1e-12, atol=1e-14)
+    mha32 = MultiHeadAttention.from_weights(*(W.astype(np.float32) for W in (mha.W_q, mha.W_k, mha.W_v, mha.W_o)))
+    assert mha32.W_q.dtype == np.float32 and mha32.W_o.dtype == np.float32
+    out32, w32 = mha32.forward(X, X, X)
+    assert out32.dtype == np.float32 and w32.dtype == np.float32
+    heads32, hw32 = mha32.head_outputs(X, X, X)
+    assert heads32.dtype == np.float32 and hw32.dtype == np.float32
+    np.testing.assert_allclose(out32, out, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(w32, w, rtol=1e-4, atol=1e-5)
 
 
 def test_from_weights_copies():
@@ -216,25 +249,25 @@ def test_error_num_heads_not_integer():
 
 def test_error_query_width():
     mha = MultiHeadAttention(8, 2, rng=0)
-    with pytest.raises(ValueError, match=r"Q has shape \(5, 6\); expected \(\.\.\., n_q, d_model\) with d_model = 8"):
+    with pytest.raises(ValueError, match=r"Q has shape \(5, 6\); expected \(\.\.\., n_q, d_model\) with d_model = 8$"):
         mha.forward(np.zeros((5, 6)), np.zeros((5, 8)), np.zeros((5, 8)))
 
 
 def test_error_query_ndim():
     mha = MultiHeadAttention(8, 2, rng=0)
-    with pytest.raises(ValueError, match=r"Q has shape \(8,\) \(1 dimensions\); expected \(\.\.\., n_q, d_model\)"):
+    with pytest.raises(ValueError, match=r"Q has shape \(8,\); expected \(\.\.\., n_q, d_model\) with d_model = 8$"):
         mha.forward(np.zeros(8), np.zeros((5, 8)), np.zeros((5, 8)))
 
 
 def test_error_key_batch_mismatch():
     mha = MultiHeadAttention(8, 2, rng=0)
-    with pytest.raises(ValueError, match=r"K has shape \(3, 5, 8\); expected \(\.\.\., n_k, d_model\) with batch dimensions \.\.\. = \(2,\)"):
+    with pytest.raises(ValueError, match=r"K has shape \(3, 5, 8\); expected \(\.\.\., n_k, d_model\) with \.\.\. = \(2,\), d_model = 8$"):
         mha.forward(np.zeros((2, 5, 8)), np.zeros((3, 5, 8)), np.zeros((2, 5, 8)))
 
 
 def test_error_value_length():
     mha = MultiHeadAttention(8, 2, rng=0)
-    with pytest.raises(ValueError, match=r"V has shape \(4, 8\); expected \(\.\.\., n_k, d_model\) with n_k = 5 from K"):
+    with pytest.raises(ValueError, match=r"V has shape \(4, 8\); expected \(\.\.\., n_k, d_model\) with \.\.\. = \(\), n_k = 5, d_model = 8$"):
         mha.forward(np.zeros((5, 8)), np.zeros((5, 8)), np.zeros((4, 8)))
 
 
@@ -249,8 +282,8 @@ def test_error_nan_input():
 def test_error_mask_shape():
     mha = MultiHeadAttention(8, 2, rng=0)
     X = np.zeros((2, 5, 8))
-    with pytest.raises(ValueError, match=r"mask has shape \(3, 5, 5\); expected \(n_q, n_k\) = \(5, 5\), "
-                                         r"\(\.\.\., n_q, n_k\) = \(2, 5, 5\) or \(\.\.\., h, n_q, n_k\) = \(2, 2, 5, 5\)"):
+    with pytest.raises(ValueError, match=r"mask has shape \(3, 5, 5\); expected \(\.\.\., n_q, n_k\) "
+                                         r"with \.\.\. = \(2,\), n_q = 5, n_k = 5$"):
         mha.forward(X, X, X, mask=np.ones((3, 5, 5), dtype=bool))
 
 
@@ -262,38 +295,25 @@ def test_error_mask_dtype():
 
 
 def test_error_from_weights_ndim():
-    with pytest.raises(ValueError, match=r"W_q has shape \(4, 2\) \(2 dimensions\); expected \(h, d_model, d_k\)"):
+    with pytest.raises(ValueError, match=r"W_q has shape \(4, 2\); expected \(h, d_model, d_k\)$"):
         MultiHeadAttention.from_weights(np.zeros((4, 2)), None, None, None)
 
 
 def test_error_from_weights_head_width():
-    with pytest.raises(ValueError, match=r"W_q has shape \(2, 4, 3\); expected \(h, d_model, d_k\) with d_k = d_model / h = 4 / 2"):
-        MultiHeadAttention.from_weights(np.zeros((2, 4, 3)), None, None, None)
+    W = np.zeros((2, 4, 3))  # h * d_k = 6 != d_model = 4
+    with pytest.raises(ValueError, match=r"W_q has shape \(2, 4, 3\); expected \(h, d_model, d_k\) with d_k = d_model / h$"):
+        MultiHeadAttention.from_weights(W, W, W, np.zeros((4, 4)))
 
 
 def test_error_from_weights_key_shape():
-    with pytest.raises(ValueError, match=r"W_k has shape \(2, 4, 1\); expected \(h, d_model, d_k\) = \(2, 4, 2\)"):
+    with pytest.raises(ValueError, match=r"W_k has shape \(2, 4, 1\); expected \(h, d_model, d_k\) with h = 2, d_model = 4, d_k = 2$"):
         MultiHeadAttention.from_weights(np.zeros((2, 4, 2)), np.zeros((2, 4, 1)), None, None)
 
 
 def test_error_from_weights_output_shape():
     W = np.zeros((2, 4, 2))
-    with pytest.raises(ValueError, match=r"W_o has shape \(4, 3\); expected \(d_model, d_model\) = \(4, 4\)"):
+    with pytest.raises(ValueError, match=r"W_o has shape \(4, 3\); expected \(d_model, d_model\) with d_model = 4"):
         MultiHeadAttention.from_weights(W, W, W, np.zeros((4, 3)))
-
-
-def test_error_reassigned_weight():
-    mha = MultiHeadAttention(8, 2, rng=0)
-    mha.W_v = np.zeros((2, 8, 3))
-    X = np.zeros((5, 8))
-    with pytest.raises(ValueError, match=r"W_v has shape \(2, 8, 3\); expected \(h, d_model, d_k\) = \(2, 8, 4\)"):
-        mha.forward(X, X, X)
-
-
-def test_error_concat_heads_shape():
-    mha = MultiHeadAttention(8, 2, rng=0)
-    with pytest.raises(ValueError, match=r"heads has shape \(3, 5, 4\); expected \(\.\.\., h, n_q, d_k\) with h = 2, d_k = 4"):
-        mha.concat_heads(np.zeros((3, 5, 4)))
 
 
 # ---------------------------------------------------------------- PyTorch oracle
@@ -329,7 +349,7 @@ def test_oracle_torch_multihead_attention():
 
 
 @pytest.mark.oracle
-def test_oracle_torch_causal_and_per_head_masks():
+def test_oracle_torch_causal_and_per_batch_masks():
     rng = np.random.default_rng(99)
     mha = MultiHeadAttention(12, 3, rng=rng)
     X = rng.normal(size=(2, 6, 12))
@@ -340,11 +360,11 @@ def test_oracle_torch_causal_and_per_head_masks():
     out, w = mha.forward(X, X, X, mask=causal)
     np.testing.assert_allclose(out, ref_out.detach().numpy(), rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(w, ref_w.detach().numpy(), rtol=1e-12, atol=1e-14)
-    # one mask per (batch, head): torch wants shape (batch * h, n, n), batch-major
-    per_head = rng.random((2, 3, 6, 6)) < 0.6
-    per_head[..., 0] = True  # keep every query with at least one key (torch gives NaN otherwise)
-    ref_out, ref_w = layer(tX, tX, tX, attn_mask=blocked(per_head.reshape(6, 6, 6)), need_weights=True,
+    # one mask per batch element, the same for every head: torch wants shape (batch * h, n, n), batch-major
+    per_batch = rng.random((2, 6, 6)) < 0.6
+    per_batch[..., 0] = True  # keep every query with at least one key (torch gives NaN otherwise)
+    ref_out, ref_w = layer(tX, tX, tX, attn_mask=blocked(np.repeat(per_batch, 3, axis=0)), need_weights=True,
                            average_attn_weights=False)
-    out, w = mha.forward(X, X, X, mask=per_head)
+    out, w = mha.forward(X, X, X, mask=per_batch)
     np.testing.assert_allclose(out, ref_out.detach().numpy(), rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(w, ref_w.detach().numpy(), rtol=1e-12, atol=1e-14)

@@ -75,8 +75,3 @@ def test_error_max_len():
 def test_error_d_model():
     with pytest.raises(ValueError, match=r"d_model must be a positive integer, got 2.5"):
         positional_encoding(10, 2.5)
-
-
-def test_error_base():
-    with pytest.raises(ValueError, match=r"base must be greater than 1, got 1.0"):
-        positional_frequencies(8, base=1.0)

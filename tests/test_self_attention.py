@@ -270,7 +270,7 @@ def test_mask_must_be_boolean():
 
 
 def test_mask_shape_must_match():
-    with pytest.raises(ValueError, match=r"mask has shape \(3, 4\); expected \(n_q, n_k\) = \(3, 3\)"):
+    with pytest.raises(ValueError, match=r"mask has shape \(3, 4\); expected \(n_q, n_k\) with n_q = 3, n_k = 3$"):
         SelfAttention(4, 2, 2, rng=0).forward(np.ones((3, 4)), mask=np.ones((3, 4), dtype=bool))
 
 
