@@ -52,7 +52,8 @@ def _match(arr: np.ndarray, name: str, spec: str, dims: dict) -> np.ndarray:
     if batched and ok:
         ok = found.setdefault("...", arr.shape[:lead]) == arr.shape[:lead]
     if not ok:
-        known = ", ".join(f"{a} = {shape_str(dims[a]) if a == '...' else dims[a]}" for a in axes if a in dims)
+        known = ", ".join(f"{a} = {shape_str(dims[a]) if a == '...' else dims[a]}"
+                          for a in dict.fromkeys(axes) if a in dims)  # each symbol once
         known = f" with {known}" if known else ""
         raise ValueError(f"{name} has shape {shape_str(arr.shape)}; expected {spec}{known}")
     dims.update(found)
@@ -77,9 +78,9 @@ def boolean(mask, name: str, spec: str, dims: dict) -> np.ndarray:
     return _match(arr, name, spec, dims)
 
 
-def attention_mask(mask, dims: dict) -> np.ndarray:
+def attention_mask(mask, dims: dict, name: str = "mask") -> np.ndarray:
     """An attention mask: shape (n_q, n_k), the same for every batch element, or (..., n_q, n_k)."""
-    return boolean(mask, "mask", "(n_q, n_k)" if np.ndim(mask) == 2 else "(..., n_q, n_k)", dims)
+    return boolean(mask, name, "(n_q, n_k)" if np.ndim(mask) == 2 else "(..., n_q, n_k)", dims)
 
 
 def generator(rng, name: str = "rng"):
@@ -144,16 +145,6 @@ def check_shape(arr: np.ndarray, name: str, shape: tuple, expected: str, why: st
     return arr
 
 
-def check_batch(arr: np.ndarray, name: str, batch: tuple, tail: str, source: str):
-    """Require the batch dimensions ``arr.shape[:-2]`` to equal ``batch`` (read from ``source``)."""
-    if arr.shape[:-2] != tuple(batch):
-        raise ValueError(
-            f"{name} has shape {shape_str(arr.shape)}; expected (..., {tail}) with batch "
-            f"dimensions ... = {shape_str(batch)} from {source} (no broadcasting)"
-        )
-    return arr
-
-
 def check_type(obj, name: str, cls):
     """Require ``isinstance(obj, cls)``; return ``obj``."""
     if not isinstance(obj, cls):
@@ -181,25 +172,3 @@ def as_bool_mask(mask, name: str = "mask", shapes: dict | None = None) -> np.nda
         expected = options[0] if len(options) == 1 else ", ".join(options[:-1]) + " or " + options[-1]
         raise ValueError(f"{name} has shape {shape_str(arr.shape)}; expected {expected}")
     return arr
-
-
-def check_qkv(Q, K, V, d_model: int | None = None):
-    """Validate attention inputs ``Q`` (..., n_q, d), ``K`` (..., n_k, d), ``V`` (..., n_k, d_v).
-
-    ``d`` is ``d_k``, read from ``Q``, or, when ``d_model`` is given (a multi-head layer's inputs),
-    ``d_model`` for all three. Same batch dimensions ``...``, same ``n_k`` for K and V. Returns the
-    three as float arrays (:func:`as_float`), each in its own dtype.
-    """
-    width, v_width = ("d_k", "d_v") if d_model is None else ("d_model", "d_model")
-    Q, K, V = as_float(Q, "Q"), as_float(K, "K"), as_float(V, "V")
-    for name, arr, rows, cols in (("Q", Q, "n_q", width), ("K", K, "n_k", width), ("V", V, "n_k", v_width)):
-        check_ndim(arr, name, f"(..., {rows}, {cols}) with at least 2 dimensions", 2)
-    if d_model is None:
-        check_dim(K, "K", -1, Q.shape[-1], f"(..., n_k, d_k) with d_k = {Q.shape[-1]} from Q")
-    else:
-        for name, arr, rows in (("Q", Q, "n_q"), ("K", K, "n_k"), ("V", V, "n_k")):
-            check_dim(arr, name, -1, d_model, f"(..., {rows}, d_model) with d_model = {d_model}")
-    check_batch(K, "K", Q.shape[:-2], f"n_k, {width}", "Q")
-    check_batch(V, "V", Q.shape[:-2], f"n_k, {v_width}", "Q")
-    check_dim(V, "V", -2, K.shape[-2], f"(..., n_k, {v_width}) with n_k = {K.shape[-2]} from K")
-    return Q, K, V

@@ -126,6 +126,11 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
         mismatch, a non-boolean or wrongly shaped mask, NaN/inf inputs, or a
         ``scale`` that is not a finite number > 0.
     """
+    return _attention(*_checked(Q, K, V, mask, scale))  # (..., n_q, d_v), (..., n_q, n_k)
+
+
+def _checked(Q, K, V, mask, scale):
+    """The door of :func:`scaled_dot_product_attention` (and of :mod:`attn.tiled`): every input, once."""
     dims = {}
     Q = array(Q, "Q", "(..., n_q, d_k)", dims)  # binds ..., n_q, d_k
     K = array(K, "K", "(..., n_k, d_k)", dims)  # same ... and d_k; binds n_k
@@ -134,7 +139,7 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
         mask = attention_mask(mask, dims)  # (n_q, n_k) or (..., n_q, n_k)
     if scale is not None:
         scale = positive_number(scale, "scale", " (or None for 1/sqrt(d_k))")
-    return _attention(Q, K, V, mask, scale)  # (..., n_q, d_v), (..., n_q, n_k)
+    return Q, K, V, mask, scale
 
 
 def causal_mask(n_q: int, n_k: int | None = None) -> np.ndarray:

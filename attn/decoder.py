@@ -94,9 +94,12 @@ def transformer_decoder_block(y, memory, self_mha, cross_mha, W1, b1, W2, b2, se
     gamma1, beta1, gamma2, beta2, gamma3, beta3 = [  # the three layer norms; default gamma = 1, beta = 0
         default if g is None else array(g, name, "(d_model,)", dims) for name, g, default in
         zip(DECODER_KEYS[4:], (gamma1, beta1, gamma2, beta2, gamma3, beta3), (1.0, 0.0) * 3, strict=True)]
-    self_mask = causal_mask(T) if self_mask is None else attention_mask(self_mask, dict(dims, n_q=T, n_k=T))
+    if self_mask is None:
+        self_mask = causal_mask(T)  # (T, T)
+    else:
+        self_mask = attention_mask(self_mask, dict(dims, n_q=T, n_k=T), "self_mask")  # (T, T), (..., T, T)
     if cross_mask is not None:
-        cross_mask = attention_mask(cross_mask, dict(dims, n_q=T, n_k=S))  # (T, S) or (..., T, S)
+        cross_mask = attention_mask(cross_mask, dict(dims, n_q=T, n_k=S), "cross_mask")  # (T, S), (..., T, S)
     eps = positive_number(eps, "eps")
     attended, self_weights = self_mha._forward(y, y, y, self_mask)  # (..., T, d_model), (..., h, T, T)
     z1 = y + attended  # (..., T, d_model)

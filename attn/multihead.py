@@ -104,15 +104,16 @@ class MultiHeadAttention:
         MultiHeadAttention
         """
         dims = {}
-        weights = [array(W, name, "(h, d_model, d_k)", dims).copy()
-                   for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))]  # (h, d_model, d_k) each
-        W_o = array(W_o, "W_o", "(d_model, d_model)", dims).copy()  # (d_model, d_model)
+        W_q = array(W_q, "W_q", "(h, d_model, d_k)", dims).copy()  # binds h, d_model, d_k
         h, d, d_k = dims["h"], dims["d_model"], dims["d_k"]
         if h * d_k != d:
             raise ValueError(f"W_q has shape ({h}, {d}, {d_k}); expected (h, d_model, d_k) "
                              "with d_k = d_model / h")
         layer = cls.__new__(cls)  # no random draw
-        layer.W_q, layer.W_k, layer.W_v, layer.W_o = *weights, W_o
+        layer.W_q = W_q  # (h, d_model, d_k)
+        layer.W_k = array(W_k, "W_k", "(h, d_model, d_k)", dims).copy()  # (h, d_model, d_k)
+        layer.W_v = array(W_v, "W_v", "(h, d_model, d_k)", dims).copy()  # (h, d_model, d_k)
+        layer.W_o = array(W_o, "W_o", "(d_model, d_model)", dims).copy()  # (d_model, d_model)
         layer.d_model, layer.num_heads, layer.d_k = d, h, d_k
         layer.scale = None if scale is None else positive_number(scale, "scale")
         return layer

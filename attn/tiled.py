@@ -26,11 +26,13 @@ Masks follow the package's convention (True = may attend). A query with no allow
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
 
-from ._checks import as_bool_mask, as_float, check_qkv, check_shape, positive_int, positive_number
+from ._checks import as_float, check_shape, positive_int
+from .core import _checked
 
 
 class SoftmaxStats(NamedTuple):
@@ -111,16 +113,15 @@ def tiled_attention(Q, K, V, mask=None, scale=None, *, tile_q: int = 128, tile_k
         On the inputs the dense version refuses (with the same messages), or a tile size that is not
         a positive integer.
     """
-    Q, K, V = check_qkv(Q, K, V)  # (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v): the dense checks
+    Q, K, V, mask, scale = _checked(Q, K, V, mask, scale)  # the dense version's door
     tile_q, tile_k = positive_int(tile_q, "tile_q"), positive_int(tile_k, "tile_k")
     batch, (n_q, d_k), n_k = Q.shape[:-2], Q.shape[-2:], K.shape[-2]
     dtype = np.result_type(Q, K, V)  # float32 only if all three are float32
     Q, K, V = (X.astype(dtype, copy=False) for X in (Q, K, V))  # the three in that dtype
     if scale is None:
-        scale = 1.0 / np.sqrt(d_k)  # the default, as in the dense version
-    scale = dtype.type(positive_number(scale, "scale", " (or None for 1/sqrt(d_k))"))  # scalar
+        scale = 1 / math.sqrt(d_k)  # the default of the dense version
+    scale = dtype.type(scale)  # scalar, in the inputs' dtype
     if mask is not None:
-        mask = as_bool_mask(mask, shapes={"(n_q, n_k)": (n_q, n_k), "(..., n_q, n_k)": batch + (n_q, n_k)})
         mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k): a 2-D mask serves every batch
     out = np.empty(Q.shape[:-1] + V.shape[-1:], dtype=Q.dtype)  # (..., n_q, d_v)
     m_all = np.empty(Q.shape[:-1], dtype=Q.dtype)  # (..., n_q)
@@ -173,17 +174,16 @@ def tiled_attention_backward(d_out, Q, K, V, output, stats, mask=None, scale=Non
     dK : ndarray, shape (..., n_k, d_k)
     dV : ndarray, shape (..., n_k, d_v)
     """
-    Q, K, V = check_qkv(Q, K, V)  # (..., n_q, d_k), (..., n_k, d_k), (..., n_k, d_v)
+    Q, K, V, mask, scale = _checked(Q, K, V, mask, scale)  # the dense version's door
     tile_q, tile_k = positive_int(tile_q, "tile_q"), positive_int(tile_k, "tile_k")
     batch, (n_q, d_k), n_k = Q.shape[:-2], Q.shape[-2:], K.shape[-2]
     dtype = np.result_type(Q, K, V)  # float32 only if all three are float32
     Q, K, V = (X.astype(dtype, copy=False) for X in (Q, K, V))  # the three in that dtype
     if scale is None:
-        scale = 1.0 / np.sqrt(d_k)  # the forward's default
-    scale = dtype.type(positive_number(scale, "scale", " (or None for 1/sqrt(d_k))"))  # scalar
+        scale = 1 / math.sqrt(d_k)  # the default of the dense version
+    scale = dtype.type(scale)  # scalar, in the inputs' dtype
     if mask is not None:
-        mask = as_bool_mask(mask, shapes={"(n_q, n_k)": (n_q, n_k), "(..., n_q, n_k)": batch + (n_q, n_k)})
-        mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k)
+        mask = np.broadcast_to(mask, batch + (n_q, n_k))  # (..., n_q, n_k): a 2-D mask serves every batch
     if not (isinstance(stats, tuple) and len(stats) == 2):
         raise ValueError(f"stats must be the pair (m, l) returned by tiled_attention, "
                          f"got {type(stats).__name__}")
