@@ -25,24 +25,31 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGES_DIR = ROOT / "book" / "atividade4"
 HTML_DIR = ROOT / "_build" / "html" / "book" / "atividade4"
 
-# page -> (attn source file, pyobject, label) for each function the exercise asks to implement
+# page -> (attn source file, pyobject, label) for each function the exercise asks to implement (the door)
+# and for the kernel that holds its formula
 REQUIRED_SOURCE = {
     "ex1_atencao_produto_escalar": [
         ("attn/core.py", "softmax", "codigo-softmax"),
+        ("attn/core.py", "_softmax", "codigo-softmax-nucleo"),
         ("attn/core.py", "scaled_dot_product_attention", "codigo-scaled-dot-product-attention"),
-        ("attn/core.py", "masked_softmax", "codigo-masked-softmax"),  # the "-inf before softmax" step
+        ("attn/core.py", "_attention", "codigo-attention-nucleo"),
+        ("attn/core.py", "_masked_softmax", "codigo-masked-softmax"),  # the "-inf before softmax" step
         ("attn/core.py", "causal_mask", "codigo-causal-mask"),
     ],
     "ex2_multi_cabeca": [
         ("attn/multihead.py", "MultiHeadAttention.__init__", "codigo-multiheadattention"),
-        ("attn/multihead.py", "MultiHeadAttention.head_outputs", "codigo-multiheadattention-head-outputs"),
-        ("attn/multihead.py", "MultiHeadAttention.concat_heads", "codigo-multiheadattention-concat-heads"),
         ("attn/multihead.py", "MultiHeadAttention.forward", "codigo-multiheadattention-forward"),
+        ("attn/multihead.py", "MultiHeadAttention._forward", "codigo-multiheadattention-nucleo"),
+        ("attn/multihead.py", "MultiHeadAttention._heads", "codigo-multiheadattention-heads"),
+        ("attn/multihead.py", "_concat_heads", "codigo-multiheadattention-concat-heads"),
     ],
     "ex3_bloco_encoder": [
         ("attn/encoder.py", "layer_norm", "codigo-layer-norm"),
+        ("attn/encoder.py", "_layer_norm", "codigo-layer-norm-nucleo"),
         ("attn/encoder.py", "ffn", "codigo-ffn"),
+        ("attn/encoder.py", "_ffn", "codigo-ffn-nucleo"),
         ("attn/encoder.py", "transformer_encoder_block", "codigo-transformer-encoder-block"),
+        ("attn/encoder.py", "_encoder_block", "codigo-encoder-block-nucleo"),
     ],
     "ex4_codificacao_posicional": [
         ("attn/positional.py", "positional_encoding", "codigo-positional-encoding"),
