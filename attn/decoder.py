@@ -152,9 +152,9 @@ def decoder_block_step(y_t, self_cache, cross_cache, self_mha, cross_mha, p, cro
 
     Computes for the single new row what :func:`transformer_decoder_block` computes for the last row
     of the whole prefix under the causal mask (equal to float64 rounding, for any ``scale`` of the two
-    layers: both call the attention kernel ``attn.core._attention`` with the layer's ``scale``): the new token's key
-    and value are appended to ``self_cache`` and its query attends to the ``t + 1`` cached positions;
-    the cross-attention reads the keys and values of ``cross_cache``.
+    layers: both call the attention kernel ``attn.core._attention`` with the layer's ``scale``): the
+    new token's key and value are appended to ``self_cache`` and its query attends to the ``t + 1``
+    cached positions; the cross-attention reads the keys and values of ``cross_cache``.
 
     Parameters
     ----------
