@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, shape_str
-from .core import masked_softmax
+from .core import _masked_softmax
 
 
 def check_query_keys(query, keys):
@@ -80,7 +80,7 @@ def additive_attention(query, keys, W_a, U_a, v_a, mask=None):
     v_a = check_shape(as_float(v_a, "v_a"), "v_a", (d_attn,), "(d_attn,)", "d_attn from W_a")
     mask = check_position_mask(mask, keys)  # (..., T) or None
     scores = additive_scores(query @ W_a.T, keys @ U_a.T, v_a)  # (..., T)
-    weights = masked_softmax(scores, mask)  # (..., T)
+    weights = _masked_softmax(scores, mask)  # (..., T)
     context = (weights[..., None, :] @ keys)[..., 0, :]  # (..., d_h)
     return context, weights
 
@@ -136,7 +136,7 @@ def dot_attention(query, keys, mask=None):
         )
     mask = check_position_mask(mask, keys)  # (..., T) or None
     scores = (keys @ query[..., :, None])[..., 0]  # (..., T)
-    weights = masked_softmax(scores, mask)  # (..., T)
+    weights = _masked_softmax(scores, mask)  # (..., T)
     context = (weights[..., None, :] @ keys)[..., 0, :]  # (..., d_h)
     return context, weights
 
@@ -163,6 +163,6 @@ def general_attention(query, keys, W, mask=None):
     mask = check_position_mask(mask, keys)  # (..., T) or None
     projected = query @ W  # (..., d_h)
     scores = (keys @ projected[..., :, None])[..., 0]  # (..., T)
-    weights = masked_softmax(scores, mask)  # (..., T)
+    weights = _masked_softmax(scores, mask)  # (..., T)
     context = (weights[..., None, :] @ keys)[..., 0, :]  # (..., d_h)
     return context, weights

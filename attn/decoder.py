@@ -90,7 +90,7 @@ def transformer_decoder_block(y, memory, self_mha, cross_mha, W1, b1, W2, b2, se
     y = array(y, "y", "(..., T, d_model)", dims)  # binds ..., T
     memory = array(memory, "memory", "(..., S, d_model)", dims)  # same ...; binds S
     T, S = dims["T"], dims["S"]
-    W1, b1, W2, b2 = _ffn_params(W1, b1, W2, b2, dims)
+    W1, b1, W2, b2 = _ffn_params(W1, b1, W2, b2, dims)  # (d_model, d_ff), (d_ff,), (d_ff, d), (d,)
     gamma1, beta1, gamma2, beta2, gamma3, beta3 = [  # the three layer norms; default gamma = 1, beta = 0
         default if g is None else array(g, name, "(d_model,)", dims) for name, g, default in
         zip(DECODER_KEYS[4:], (gamma1, beta1, gamma2, beta2, gamma3, beta3), (1.0, 0.0) * 3, strict=True)]

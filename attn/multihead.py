@@ -166,7 +166,7 @@ class MultiHeadAttention:
         weights : ndarray, shape (..., h, n_q, n_k)
             Attention weights of every head.
         """
-        return self._heads(*self._checked(Q, K, V, mask))
+        return self._heads(*self._checked(Q, K, V, mask))  # (..., h, n_q, d_k), (..., h, n_q, n_k)
 
     def forward(self, Q, K, V, mask=None):
         r"""Project, attend per head, concatenate, project the output.
@@ -186,4 +186,4 @@ class MultiHeadAttention:
         weights : ndarray, shape (..., h, n_q, n_k)
             Attention weights of every head.
         """
-        return self._forward(*self._checked(Q, K, V, mask))
+        return self._forward(*self._checked(Q, K, V, mask))  # (..., n_q, d_model), (..., h, n_q, n_k)

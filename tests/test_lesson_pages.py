@@ -22,7 +22,7 @@ BOOK = ROOT / "book"
 # page -> (label prefix, number of answers = questions in the course's exercise, included objects)
 EXERCISE_PAGES = {
     "aula510/ex1_mascara_padding.md": ("a510-ex1", 1, {
-        "attn/core.py": ["masked_softmax"],
+        "attn/core.py": ["_masked_softmax"],
         "attn/classic.py": ["additive_attention", "additive_scores", "dot_attention", "general_attention"],
     }),
     "aula510/ex2_luong_multi_cabeca.md": ("a510-ex2", 2, {
@@ -36,11 +36,10 @@ EXERCISE_PAGES = {
         "attn/training/loop.py": ["train"],
     }),
     "aula702/ex1_mascara.md": ("a702-ex1", 1, {
-        "attn/core.py": ["masked_softmax", "scaled_dot_product_attention"],
+        "attn/core.py": ["_masked_softmax", "_attention"],
     }),
     "aula702/ex2_multi_cabeca.md": ("a702-ex2", 1, {
-        "attn/multihead.py": ["MultiHeadAttention.head_outputs", "MultiHeadAttention.concat_heads",
-                              "MultiHeadAttention.forward"],
+        "attn/multihead.py": ["MultiHeadAttention._heads", "_concat_heads", "MultiHeadAttention._forward"],
     }),
     "aula702/ex3_duas_frases.md": ("a702-ex3", 2, {
         "attn/self_attention.py": ["SelfAttention.project"],
@@ -165,9 +164,9 @@ def test_shown_functions_comment_every_line_of_math(source, obj):
 
 
 def test_default_score_factor_is_in_the_attention_body():
-    """Where does the code divide by sqrt(d_k)? In scaled_dot_product_attention itself."""
-    node = function_node("attn/core.py", "scaled_dot_product_attention")
-    assert "scale = 1.0 / np.sqrt(d_k)" in ast.unparse(node)
+    """Where does the code divide by sqrt(d_k)? In the attention kernel itself, the formula the pages show."""
+    node = function_node("attn/core.py", "_attention")
+    assert "scale = 1 / math.sqrt(Q.shape[-1])" in ast.unparse(node)
 
 
 # --- "use it in practice": the PyTorch blocks of the two lessons ------------------------------

@@ -35,7 +35,7 @@ import numpy as np
 
 from .._checks import shape_str
 from ..classic import additive_scores
-from ..core import masked_softmax, padding_mask
+from ..core import _masked_softmax, padding_mask
 from ._checks import check_lengths, check_tokens
 from .backward import embedding_backward
 from .gru import cell_backward, cell_forward, gru_backward, gru_forward, init_gru
@@ -244,7 +244,7 @@ class Seq2Seq:
         for t in range(T):
             prev[t] = s
             q = s @ P["W_a"].T  # (B, A): W_a s_{t-1}
-            alpha = masked_softmax(additive_scores(q, keys_proj, P["v_a"]), src_mask)  # (B, S)
+            alpha = _masked_softmax(additive_scores(q, keys_proj, P["v_a"]), src_mask)  # (B, S)
             c = (alpha[:, None, :] @ keys)[:, 0, :]  # (B, H)
             s, cache = cell_forward(y_gates[t] + c @ W_ic.T, s, P["dec_W_hh"], P["dec_b_hh"])
             queries[t], alphas[t], contexts[t], states[t] = q, alpha, c, s
@@ -343,7 +343,7 @@ class Seq2Seq:
         for t in range(out_len):
             x_gates = token_gates[prev_tok]
             if self.attention:
-                alpha = masked_softmax(additive_scores(s @ P["W_a"].T, keys_proj, P["v_a"]), src_mask)
+                alpha = _masked_softmax(additive_scores(s @ P["W_a"].T, keys_proj, P["v_a"]), src_mask)
                 alpha = replace_weights(alpha, attention_mode, src_len, rng)
                 if return_weights:
                     weights[:, t] = alpha
