@@ -17,23 +17,24 @@ def shape_str(shape) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def _is_real_number(value) -> bool:
-    return (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating))
-            and bool(np.isfinite(value)))
-
-
 def positive_int(value, name: str) -> int:
     """Return ``value`` as an int, or raise ``ValueError`` unless it is a whole number >= 1."""
-    if not (_is_real_number(value) and value == int(value) and value >= 1):
+    if not (_finite_real(value) and value >= 1 and value == int(value)):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
 
 
 def positive_number(value, name: str, hint: str = "") -> float:
     """Return ``value`` as a float, or raise ``ValueError`` unless it is a finite number > 0."""
-    if not (_is_real_number(value) and value > 0):
+    if not (_finite_real(value) and value > 0):
         raise ValueError(f"{name} must be a finite number > 0{hint}, got {value!r}")
     return float(value)
+
+
+def _finite_real(value) -> bool:
+    """An int or a float (Python or NumPy), not a bool, neither NaN nor infinite."""
+    real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    return real and abs(value) < np.inf
 
 
 def _match(arr: np.ndarray, name: str, spec: str, dims: dict) -> np.ndarray:
@@ -86,12 +87,10 @@ def attention_mask(mask, dims: dict, name: str = "mask") -> np.ndarray:
 def generator(rng, name: str = "rng"):
     """The source of random draws: None = NumPy's global generator (``np.random.seed`` fixes it), an int =
     a new ``np.random.default_rng(seed)``, a ``Generator`` or ``RandomState`` = itself."""
-    if rng is None:
-        return np.random  # its functions draw from the global generator
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        return np.random.default_rng(int(rng))
-    if isinstance(rng, (np.random.Generator, np.random.RandomState)):
-        return rng
+        return np.random.default_rng(int(rng))  # a seed
+    if rng is None or isinstance(rng, (np.random.Generator, np.random.RandomState)):
+        return np.random if rng is None else rng  # the np.random module draws from the global generator
     raise ValueError(f"{name} must be None, an int seed or a NumPy generator, got {type(rng).__name__}")
 
 
@@ -104,17 +103,11 @@ def as_float(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype.kind not in "iuf":  # signed, unsigned, float: not bool, complex, text, objects
         raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
-    if arr.dtype not in (np.float32, np.float64):
-        arr = arr.astype(np.float64)
-    if np.isfinite(arr).all():  # one pass in the usual case (the training loops call this every step)
-        return arr
-    bad = np.isnan(arr) | (arr == np.inf if allow_neg_inf else np.isinf(arr))
+    arr = arr if arr.dtype in (np.float32, np.float64) else arr.astype(np.float64)
+    bad = np.isnan(arr) | (arr == np.inf if allow_neg_inf else np.isinf(arr))  # (same shape)
     if bad.any():
-        what = "NaN or +inf" if allow_neg_inf else "NaN or inf"
-        raise ValueError(
-            f"{name} with shape {shape_str(arr.shape)} contains {what} "
-            f"(first at index {tuple(int(i) for i in np.argwhere(bad)[0])})"
-        )
+        what, first = "NaN or +inf" if allow_neg_inf else "NaN or inf", tuple(map(int, np.argwhere(bad)[0]))
+        raise ValueError(f"{name} with shape {shape_str(arr.shape)} contains {what} (first at index {first})")
     return arr
 
 

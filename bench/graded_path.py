@@ -2,15 +2,17 @@
 
 Executes the code cells of every page under book/atividade4/ with a profiler that records each call
 into `attn` (plotting, diagrams and prose helpers excluded: they draw the pages, they are not the
-exercises' code). Prints the functions reached, their code lines (docstrings, comments and blank
-lines excluded), and the Python calls into `attn` made by one `MultiHeadAttention.forward` and by one
-`transformer_encoder_block` on the Exercise 3 setup.
+exercises' code). Prints the functions reached with their code lines (docstrings, comments and blank
+lines excluded); the graded path is the functions the pages include (`literalinclude`) and every
+`attn` function they call. Then the Python calls into `attn` made by one `MultiHeadAttention.forward`
+and by one `transformer_encoder_block` on the Exercise 3 setup.
 
     .venv/bin/python bench/graded_path.py
 """
 import ast
 import inspect
 import os
+import re
 import sys
 import textwrap
 from collections import Counter
@@ -39,11 +41,38 @@ def drawn(frame) -> bool:
     return False
 
 
-def record(calls: Counter):
+def record(calls: Counter, edges: set | None = None):
     def profile(frame, event, _arg):
         if event == "call" and graded(frame.f_code) and not drawn(frame):
             calls[frame.f_code] += 1
+            if edges is not None and frame.f_back is not None:
+                edges.add((frame.f_back.f_code, frame.f_code))
     return profile
+
+
+def included() -> set:
+    """(file, qualified name) of every attn function the Activity 4 pages show with a literalinclude."""
+    found = set()
+    for page in (ROOT / "book" / "atividade4").glob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        include = r"```\{literalinclude\} \.\./\.\./(attn/\S+)\n(?::[^\n]*\n)*?:pyobject: (\S+)"
+        found |= {(str(ROOT / path), name) for path, name in re.findall(include, text)}
+    return found
+
+
+# what the statement of Activity 4 asks to write (seed 004): the functions and the class's two methods
+STATEMENT = {("core.py", "softmax"), ("core.py", "scaled_dot_product_attention"), ("core.py", "causal_mask"),
+             ("multihead.py", "MultiHeadAttention.__init__"), ("multihead.py", "MultiHeadAttention.forward"),
+             ("encoder.py", "layer_norm"), ("encoder.py", "ffn"), ("encoder.py", "transformer_encoder_block"),
+             ("positional.py", "positional_encoding")}
+
+
+def closure(start: set, edges: set) -> set:
+    """``start`` and every attn function it calls, directly or not."""
+    reached = set(start)
+    while more := {callee for caller, callee in edges if caller in reached} - reached:
+        reached |= more
+    return reached
 
 
 def code_lines(code) -> int:
@@ -61,7 +90,7 @@ def code_lines(code) -> int:
     return sum(1 for n in covered if source[n - 1].strip() and not source[n - 1].strip().startswith("#"))
 
 
-def run_pages(calls: Counter):
+def run_pages(calls: Counter, edges: set):
     import myst_nb
 
     myst_nb.glue = lambda *args, **kwargs: None  # the pages glue numbers for the site; not needed here
@@ -69,7 +98,7 @@ def run_pages(calls: Counter):
         notebook = jupytext.read(page, fmt="md:myst")
         namespace = {"__name__": "__page__"}
         os.chdir(page.parent)
-        sys.setprofile(record(calls))
+        sys.setprofile(record(calls, edges))
         try:
             for cell in notebook.cells:
                 if cell.cell_type == "code" and not cell.source.lstrip().startswith("%"):
@@ -92,13 +121,26 @@ if __name__ == "__main__":
     import attn
     from attn.encoder import encoder_example
 
-    calls = Counter()
-    run_pages(calls)
-    rows = sorted((code.co_filename[len(ATTN):], code.co_firstlineno, code.co_qualname, code_lines(code))
-                  for code in calls if not code.co_name.startswith("<"))  # not the generator expressions
+    calls, edges = Counter(), set()
+    run_pages(calls, edges)
+    shown = included()
+    reached = closure({c for c in calls if (c.co_filename, c.co_qualname) in shown}, edges)
+    asked = closure({c for c in calls if (c.co_filename[len(ATTN):], c.co_qualname) in STATEMENT}, edges)
+
+    def table(codes):
+        rows = sorted((c.co_filename[len(ATTN):], c.co_firstlineno, c.co_qualname, code_lines(c))
+                      for c in codes if not c.co_name.startswith("<"))  # not the comprehensions
+        return rows, sum(r[3] for r in rows)
+
+    rows, _ = table(calls)
     for path, line, name, n in rows:
-        print(f"{n:4d}  {path}:{line}  {name}")
-    print(f"graded path: {len(rows)} functions, {sum(r[3] for r in rows)} code lines")
+        mark = "*" if any(c.co_qualname == name and c.co_firstlineno == line for c in reached) else " "
+        print(f"{n:4d} {mark} {path}:{line}  {name}")
+    for label, codes in (("the functions the statement asks for and all they call", asked),
+                         ("graded path (*): the functions the pages include and all they call", reached),
+                         ("everything the Activity 4 pages run in attn", calls)):
+        n_rows, n_lines = table(codes)
+        print(f"{label}: {len(n_rows)} functions, {n_lines} code lines")
 
     mha, X, ffn_params = encoder_example()
     mask = attn.causal_mask(len(X))  # (n, n)
