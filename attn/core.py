@@ -51,7 +51,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
 def _masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
     """The kernel of :func:`masked_softmax`; ``mask`` may be any shape that broadcasts to ``scores``."""
     if mask is not None:
-        scores = np.where(mask, scores, -np.inf)  # scores.shape; blocked -> -inf (a 2-D mask: every batch)
+        scores = np.where(mask, scores, -np.inf)  # scores.shape; blocked -> -inf (mask broadcasts to scores)
     return _softmax(scores, axis)  # scores.shape
 
 
