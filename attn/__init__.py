@@ -3,13 +3,19 @@
 The modules of this folder are what the lessons and Activity 4 grade; they never import
 :mod:`attn.training`, which holds the trained models, their backward passes and the experiments.
 
-Every public function documents the shape of each array it takes and
-returns, validates its inputs, and raises ``ValueError`` naming the argument,
-its shape and the expected shape instead of broadcasting silently. It checks them
-once, at its door (:mod:`attn._checks`), then calls its kernel: the function of
+Every public function documents the shape of each array it takes and returns, and checks its
+array arguments: a wrong number of axes, a size that disagrees with another argument, a
+non-boolean mask, NaN or infinity raise ``ValueError`` naming the argument, its shape and the
+expected shape; nothing is broadcast silently. (The step helpers the training models call on
+their own arrays, ``classic.additive_scores`` and the caches of :mod:`attn.decoder`, say in their
+docstrings that they check nothing.)
+
+The Activity 4 functions (:mod:`attn.core`, :mod:`attn.multihead`, :mod:`attn.encoder`) check
+their inputs once, at their door (:mod:`attn._checks`), then call their kernel: the function of
 the same module named with a leading underscore (``core._attention`` for
-``scaled_dot_product_attention``), which is the formula alone and checks nothing.
-The other modules and the training code call the kernels on arrays already checked.
+``scaled_dot_product_attention``), which is the formula alone and checks nothing. The encoder
+and decoder blocks call the kernels of the layers they contain, and so does the forward pass of
+the training models.
 """
 from . import experiments, prose
 from .classic import additive_attention, dot_attention, general_attention

@@ -34,7 +34,7 @@ def positive_number(value, name: str, hint: str = "") -> float:
 def _finite_real(value) -> bool:
     """An int or a float (Python or NumPy), not a bool, neither NaN nor infinite."""
     real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    return real and abs(value) < np.inf
+    return real and abs(value) < np.inf  # False for NaN too
 
 
 def _match(arr: np.ndarray, name: str, spec: str, dims: dict) -> np.ndarray:

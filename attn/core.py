@@ -184,9 +184,9 @@ def padding_mask(lengths, n_k: int, n_q: int | None = None) -> np.ndarray:
 
     Notes
     -----
-    To combine it with a causal mask, take the logical *and* of masks of the
-    same shape: ``padding_mask(lengths, n, n_q=n) & causal_mask(n)``. A query
-    is then allowed a key only if both masks allow it.
+    To combine it with a causal mask, take the logical *and*:
+    ``padding_mask(lengths, n, n_q=n) & causal_mask(n)`` (the (n, n) causal mask
+    broadcasts over the batch). A query is then allowed a key only if both masks allow it.
     """
     lengths = np.asarray(lengths)
     if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):

@@ -119,7 +119,8 @@ def transformer_decoder_block(y, memory, self_mha, cross_mha, W1, b1, W2, b2, se
 
 
 def cross_attention_cache(memory, cross_mha) -> dict:
-    """Keys and values of a cross-attention layer, projected once from the memory.
+    """Keys and values of a cross-attention layer, projected once from the memory (not checked: the
+    training model calls it on its own arrays).
 
     Parameters
     ----------
@@ -136,7 +137,7 @@ def cross_attention_cache(memory, cross_mha) -> dict:
 
 
 def empty_self_cache(batch: int, max_steps: int, mha, dtype) -> dict:
-    """An empty self-attention key/value cache with room for ``max_steps`` positions.
+    """An empty self-attention key/value cache with room for ``max_steps`` positions (not checked).
 
     Returns
     -------

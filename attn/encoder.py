@@ -9,8 +9,9 @@ The block is the original *post-norm* form of Vaswani et al. (2017):
 Shapes: ``d_model`` model width, ``d_ff`` hidden width of the FFN, ``n``
 sequence length, ``...`` any batch dimensions.
 
-Exercises 2 and 3 of Activity 4 are here too: their setup (:func:`encoder_example`) and the cosine
-similarity that asks whether the block's outputs are "richer" than its inputs.
+Exercise 3 of Activity 4 is here too: its setup (:func:`encoder_example`: the draws of Exercise 2,
+then the FFN's) and the cosine similarity that asks whether the block's outputs are "richer" than
+its inputs.
 """
 from __future__ import annotations
 
@@ -65,6 +66,8 @@ def layer_norm(x, gamma=None, beta=None, eps: float = EPS, eps_in_sqrt: bool = T
         variance :math:`\sigma^2 / (\sigma^2 + \varepsilon)` (or
         :math:`\sigma^2 / (\sigma + \varepsilon)^2`). A constant row maps to ``beta``.
     """
+    if not isinstance(eps_in_sqrt, (bool, np.bool_)):
+        raise ValueError(f"eps_in_sqrt must be True or False, got {eps_in_sqrt!r}")
     dims = {}
     x = array(x, "x", "(..., d)", dims)  # (..., d)
     gamma = 1.0 if gamma is None else array(gamma, "gamma", "(d,)", dims)  # (d,) or 1

@@ -109,7 +109,7 @@ class MultiHeadAttention:
         if h * d_k != d:
             raise ValueError(f"W_q has shape ({h}, {d}, {d_k}); expected (h, d_model, d_k) "
                              "with d_k = d_model / h")
-        layer = cls.__new__(cls)  # no random draw
+        layer = cls.__new__(cls)  # an instance without __init__: no random draw
         layer.W_q = W_q  # (h, d_model, d_k)
         layer.W_k = array(W_k, "W_k", "(h, d_model, d_k)", dims).copy()  # (h, d_model, d_k)
         layer.W_v = array(W_v, "W_v", "(h, d_model, d_k)", dims).copy()  # (h, d_model, d_k)

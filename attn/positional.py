@@ -6,9 +6,9 @@ r"""Sinusoidal positional encoding (Vaswani et al., 2017, section 3.5).
 
 Column ``j`` therefore oscillates with angular frequency
 :math:`\omega_j = b^{-2\lfloor j/2 \rfloor / d}` and wavelength
-:math:`2\pi / \omega_j`, from :math:`2\pi` (columns 0 and 1) up to nearly
-:math:`2\pi b`. An odd ``d_model`` is allowed: the last column is then a
-sine without its cosine partner.
+:math:`2\pi / \omega_j`, from :math:`2\pi` (columns 0 and 1) up to that of the last column,
+below :math:`2\pi b`. An odd ``d_model`` is allowed: the last column is then a sine without its
+cosine partner.
 
 Exercise 4 of Activity 4 is here too: what the block does with the same token at two positions, and
 with shuffled tokens, with and without the encoding.
@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import positive_int
+from ._checks import check_type, positive_int
 from .encoder import transformer_encoder_block
+from .multihead import MultiHeadAttention
 
 BASE = 10000.0  # the constant b of the paper
 
@@ -87,6 +88,7 @@ def same_token_two_positions(mha, ffn_params, seed: int = 0, length: int = 60, p
         Largest absolute difference between the block's outputs at the two ``positions``, without
         and with the positional encoding added to the input.
     """
+    check_type(mha, "mha", MultiHeadAttention)
     length = positive_int(length, "length")
     p, q = positions
     if not (isinstance(p, int) and isinstance(q, int) and 0 <= p < q < length):
@@ -109,8 +111,9 @@ def shuffled_tokens(mha, ffn_params, seed: int = 4, n: int = 6):
         the same PE added after shuffling (``"same_pe"``), and the PE shuffled with the tokens
         (``"pe_with_tokens"``).
     """
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(positive_int(n, "n"), mha.d_model))  # (n, d_model)
+    check_type(mha, "mha", MultiHeadAttention)
+    n, rng = positive_int(n, "n"), np.random.default_rng(seed)
+    X = rng.normal(size=(n, mha.d_model))  # (n, d_model)
     perm = rng.permutation(n)  # (n,)
     pe = positional_encoding(n, mha.d_model)  # (n, d_model)
 
