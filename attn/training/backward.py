@@ -29,11 +29,13 @@ Shapes: ``...`` batch dimensions, ``h`` heads, ``n_q``/``n_k`` queries/keys,
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .._checks import as_float, check_dim, check_ndim, check_shape, check_type, positive_number
+from .._checks import array, as_float, check_dim, check_ndim, check_shape, check_type, positive_number
 from ..core import softmax
-from ..encoder import EPS, _ffn, _layer_norm, layer_norm
+from ..encoder import EPS, _ffn, _layer_norm
 from ..multihead import MultiHeadAttention
 from ._checks import check_tokens
 
@@ -104,9 +106,15 @@ def attention_backward(d_out, Q, K, V, weights, scale=None):
     check_shape(V, "V", K.shape[:-1] + V.shape[-1:], "(..., n_k, d_v)", "batch and n_k from K")
     d_out = as_float(d_out, "d_out")
     check_shape(d_out, "d_out", weights.shape[:-1] + V.shape[-1:], "the shape of (..., n_q, d_v)")
+    if scale is not None:
+        scale = positive_number(scale, "scale", " (or None for 1/sqrt(d_k))")
+    return _attention_backward(d_out, Q, K, V, weights, scale)  # dQ, dK, dV
+
+
+def _attention_backward(d_out, Q, K, V, weights, scale=None):
+    """The kernel of :func:`attention_backward`."""
     if scale is None:
-        scale = 1.0 / np.sqrt(Q.shape[-1])  # the forward's default, 1/sqrt(d_k)
-    scale = Q.dtype.type(positive_number(scale, "scale", " (or None for 1/sqrt(d_k))"))  # scalar
+        scale = 1 / math.sqrt(Q.shape[-1])  # the forward's default, 1/sqrt(d_k)
     dV = np.swapaxes(weights, -1, -2) @ d_out  # (..., n_k, d_v)
     d_weights = d_out @ np.swapaxes(V, -1, -2)  # (..., n_q, n_k)
     d_scores = weights * (d_weights - np.sum(weights * d_weights, axis=-1, keepdims=True))  # (..., n_q, n_k)
@@ -156,17 +164,23 @@ def multihead_backward(d_out, mha, Q, K, V, weights):
     check_shape(weights, "weights", Q.shape[:-2] + (mha.num_heads, Q.shape[-2], K.shape[-2]),
                 "(..., h, n_q, n_k)", "from Q, K and mha")
     d_out = check_shape(as_float(d_out, "d_out"), "d_out", Q.shape, "the shape of Q (..., n_q, d_model)")
-    W_q, W_k, W_v, W_o = (np.asarray(W, dtype=d_out.dtype) for W in (mha.W_q, mha.W_k, mha.W_v, mha.W_o))
+    W = [np.asarray(W, dtype=d_out.dtype) for W in (mha.W_q, mha.W_k, mha.W_v, mha.W_o)]  # in d_out's dtype
+    return _multihead_backward(d_out, Q, K, V, weights, *W, mha.scale)  # dQ, dK, dV, grads
+
+
+def _multihead_backward(d_out, Q, K, V, weights, W_q, W_k, W_v, W_o, scale=None):
+    """The kernel of :func:`multihead_backward`, on the layer's weights and ``scale``."""
+    h, d_model, d_k = W_q.shape
     shapes = Q.shape, K.shape, V.shape  # the batch dimensions ... become one axis b, restored at the end
     Q, K, V, d_out = (X.reshape((-1,) + X.shape[-2:]) for X in (Q, K, V, d_out))  # (b, n, d_model)
     weights = weights.reshape((-1,) + weights.shape[-3:])  # (b, h, n_q, n_k)
-    W_o_heads = W_o.reshape(mha.num_heads, mha.d_k, mha.d_model)  # (h, d_k, d_model): W^O_i = W_o_heads[i]
+    W_o_heads = W_o.reshape(h, d_k, d_model)  # (h, d_k, d_model): W^O_i = W_o_heads[i]
     q = _einsum("bnd,hdk->bhnk", Q, W_q)  # (b, h, n_q, d_k), as in head_outputs
     k = _einsum("bnd,hdk->bhnk", K, W_k)  # (b, h, n_k, d_k)
     v = _einsum("bnd,hdk->bhnk", V, W_v)  # (b, h, n_k, d_k)
     heads = weights @ v  # (b, h, n_q, d_k)
     d_heads = _einsum("bne,hke->bhnk", d_out, W_o_heads)  # (b, h, n_q, d_k)
-    dq, dk, dv = attention_backward(d_heads, q, k, v, weights, mha.scale)  # (b, h, n, d_k) each
+    dq, dk, dv = _attention_backward(d_heads, q, k, v, weights, scale)  # (b, h, n, d_k) each
     grads = {"W_q": _einsum("bnd,bhnk->hdk", Q, dq),  # (h, d_model, d_k)
              "W_k": _einsum("bnd,bhnk->hdk", K, dk),  # (h, d_model, d_k)
              "W_v": _einsum("bnd,bhnk->hdk", V, dv),  # (h, d_model, d_k)
@@ -204,13 +218,20 @@ def layer_norm_backward(d_y, x, gamma=None, eps: float = 1e-5):
     d_gamma : ndarray, shape (d,)
     d_beta : ndarray, shape (d,)
     """
-    x_hat = layer_norm(x, eps=eps)  # (..., d) the forward itself, without gamma and beta
-    d_y = check_shape(as_float(d_y, "d_y"), "d_y", x_hat.shape, "the shape of x")
+    dims = {}
+    x = array(x, "x", "(..., d)", dims)  # (..., d)
+    d_y = check_shape(as_float(d_y, "d_y"), "d_y", x.shape, "the shape of x")  # (..., d)
+    gamma = None if gamma is None else np.asarray(gamma, dtype=x.dtype)  # (d,)
+    return _layer_norm_backward(d_y, x, gamma, positive_number(eps, "eps"))  # dx, d_gamma, d_beta
+
+
+def _layer_norm_backward(d_y, x, gamma=None, eps: float = EPS):
+    """The kernel of :func:`layer_norm_backward`."""
+    x_hat = _layer_norm(x, eps=eps)  # (..., d) the forward itself, without gamma and beta
     d = x_hat.shape[-1]
     rows_dy, rows_xh = d_y.reshape(-1, d), x_hat.reshape(-1, d)  # (rows, d)
     d_gamma, d_beta = np.sum(rows_dy * rows_xh, axis=0), rows_dy.sum(axis=0)  # (d,), (d,)
-    g = d_y if gamma is None else d_y * np.asarray(gamma, dtype=x_hat.dtype)  # (..., d)
-    x = np.asarray(x, dtype=x_hat.dtype)
+    g = d_y if gamma is None else d_y * gamma  # (..., d)
     inv_std = 1.0 / np.sqrt(np.var(x, axis=-1, keepdims=True) + x_hat.dtype.type(eps))  # (..., 1)
     dx = inv_std * (g - g.mean(axis=-1, keepdims=True)
                     - x_hat * np.mean(g * x_hat, axis=-1, keepdims=True))  # (..., d)
@@ -241,6 +262,12 @@ def ffn_backward(d_out, x, W1, b1, W2):
     check_dim(W1, "W1", 0, x.shape[-1], "(d_model, d_ff) with d_model from x")
     d_model, d_ff = W1.shape
     check_shape(W2, "W2", (d_ff, d_model), "(d_ff, d_model)", "from W1")
+    return _ffn_backward(d_out, x, W1, b1, W2)  # dx, grads
+
+
+def _ffn_backward(d_out, x, W1, b1, W2):
+    """The kernel of :func:`ffn_backward`."""
+    d_model = W1.shape[0]
     rows_x, rows_d = x.reshape(-1, d_model), d_out.reshape(-1, d_model)  # (rows, d_model)
     pre = rows_x @ W1 + b1  # (rows, d_ff) recomputed: ffn returns only its output
     hidden = np.maximum(pre, 0)  # (rows, d_ff)
@@ -324,10 +351,11 @@ def encoder_block_backward(d_out, cache):
     x, p, mha, eps = cache["x"], cache["p"], cache["mha"], cache["eps"]
     d_out = check_shape(as_float(d_out, "d_out"), "d_out", cache["z2"].shape,
                         "the shape of the block's output")
-    d_z2, g_gamma2, g_beta2 = layer_norm_backward(d_out, cache["z2"], p["gamma2"], eps)  # (..., n, d_model)
-    d_h_ffn, grads = ffn_backward(d_z2, cache["h"], p["W1"], p["b1"], p["W2"])  # (..., n, d_model)
-    d_z1, g_gamma1, g_beta1 = layer_norm_backward(d_z2 + d_h_ffn, cache["z1"], p["gamma1"], eps)
-    dQ, dK, dV, g_attn = multihead_backward(d_z1, mha, x, x, x, cache["weights"])  # (..., n, d_model) each
+    d_z2, g_gamma2, g_beta2 = _layer_norm_backward(d_out, cache["z2"], p["gamma2"], eps)  # (..., n, d_model)
+    d_h_ffn, grads = _ffn_backward(d_z2, cache["h"], p["W1"], p["b1"], p["W2"])  # (..., n, d_model)
+    d_z1, g_gamma1, g_beta1 = _layer_norm_backward(d_z2 + d_h_ffn, cache["z1"], p["gamma1"], eps)
+    W = (mha.W_q, mha.W_k, mha.W_v, mha.W_o)  # the model's own arrays, in its dtype
+    dQ, dK, dV, g_attn = _multihead_backward(d_z1, x, x, x, cache["weights"], *W, mha.scale)  # (.., n, d) x3
     grads.update(g_attn)
     grads.update(gamma1=g_gamma1, beta1=g_beta1, gamma2=g_gamma2, beta2=g_beta2)
     return d_z1 + dQ + dK + dV, grads  # residual + the three uses of x
