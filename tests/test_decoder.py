@@ -188,25 +188,21 @@ def test_removed_head_contributes_nothing():
 
 # ---------------------------------------------------------------- validation
 
-def test_error_decoder_block_memory_shape():
-    rng = np.random.default_rng(9)
-    mha = attn.MultiHeadAttention(4, 2, rng=rng)
-    p = block_params(rng, 4, 8)
-    with pytest.raises(ValueError, match=r"memory has shape \(3, 5, 4\); expected \(\.\.\., S, d_model\) "
-                                         r"with \.\.\. = \(2,\), d_model = 4$"):
-        transformer_decoder_block(np.zeros((2, 3, 4)), np.zeros((3, 5, 4)), mha, mha, p["W1"], p["b1"],
-                                  p["W2"], p["b2"])
-
-
-def test_error_decoder_block_per_head_cross_mask():
+@pytest.mark.parametrize("memory, cross_mask, message", [
+    ((3, 5, 4), None, r"memory has shape \(3, 5, 4\); expected \(\.\.\., S, d_model\) with \.\.\. = \(2,\), "
+                      r"d_model = 4$"),
     # a cross mask is (T, S) or (..., T, S), the same for every head
+    ((2, 5, 4), (2, 2, 3, 5), r"cross_mask has shape \(2, 2, 3, 5\); expected \(\.\.\., n_q, n_k\) with "
+                              r"\.\.\. = \(2,\), n_q = 3, n_k = 5$"),
+])
+def test_error_decoder_block_shapes(memory, cross_mask, message):
     rng = np.random.default_rng(9)
     mha = attn.MultiHeadAttention(4, 2, rng=rng)
     p = block_params(rng, 4, 8)
-    with pytest.raises(ValueError, match=r"mask has shape \(2, 2, 3, 5\); expected \(\.\.\., n_q, n_k\) "
-                                         r"with \.\.\. = \(2,\), n_q = 3, n_k = 5$"):
-        transformer_decoder_block(np.zeros((2, 3, 4)), np.zeros((2, 5, 4)), mha, mha, p["W1"], p["b1"],
-                                  p["W2"], p["b2"], cross_mask=np.ones((2, 2, 3, 5), dtype=bool))
+    mask = None if cross_mask is None else np.ones(cross_mask, dtype=bool)
+    with pytest.raises(ValueError, match=message):
+        transformer_decoder_block(np.zeros((2, 3, 4)), np.zeros(memory), mha, mha, p["W1"], p["b1"], p["W2"],
+                                  p["b2"], cross_mask=mask)
 
 
 def test_error_step_full_cache():
