@@ -3,11 +3,11 @@
 The modules of this folder are what the lessons and Activity 4 grade; they never import
 :mod:`attn.training`, which holds the trained models, their backward passes and the experiments.
 
-Every public function documents the shape of each array it takes and returns, and checks its
-array arguments: a wrong number of axes, a size that disagrees with another argument, a
-non-boolean mask, NaN or infinity raise ``ValueError`` naming the argument, its shape and the
-expected shape; nothing is broadcast silently. (The step helpers the training models call on
-their own arrays, ``classic.additive_scores`` and the caches of :mod:`attn.decoder`, say in their
+Every public function documents the shape of each array it takes and returns, and checks its array
+arguments: a wrong number of axes, a size that disagrees with another argument, a non-boolean mask,
+NaN or infinity raise ``ValueError`` naming the argument and its shape (and, for a shape error, the
+expected shape); nothing is broadcast silently. (The step helpers the training models call on their
+own arrays, ``classic.additive_scores`` and the caches of :mod:`attn.decoder`, say in their
 docstrings that they check nothing.)
 
 The Activity 4 functions (:mod:`attn.core`, :mod:`attn.multihead`, :mod:`attn.encoder`) check

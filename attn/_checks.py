@@ -102,7 +102,8 @@ def as_float(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
     """
     arr = np.asarray(x)
     if arr.dtype.kind not in "iuf":  # signed, unsigned, float: not bool, complex, text, objects
-        raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+        raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype} "
+                         f"with shape {shape_str(arr.shape)}")
     arr = arr if arr.dtype in (np.float32, np.float64) else arr.astype(np.float64)
     bad = np.isnan(arr) | (arr == np.inf if allow_neg_inf else np.isinf(arr))  # (same shape)
     if bad.any():

@@ -1,5 +1,7 @@
 r"""Softmax, masks and scaled dot-product attention: the core every other module uses.
 
+Exercise 1 of Activity 4 is here, with its experiment (:func:`future_token_change`).
+
 Mask convention (one for the whole package): a boolean array where
 ``True`` means *this query may attend to this key* and ``False`` means
 *blocked*. PyTorch's ``F.scaled_dot_product_attention`` uses the same
@@ -18,10 +20,11 @@ from ._checks import array, attention_mask, boolean, positive_int, positive_numb
 def _softmax(x, axis: int = -1) -> np.ndarray:
     """The kernel of :func:`softmax`: the formula, on an array already checked."""
     m = np.max(x, axis=axis, keepdims=True)  # x.shape, 1 along axis
-    m = np.where(np.isneginf(m), 0.0, m)  # a slice all -inf: m = 0, so that exp gives 0, not NaN
+    blocked = np.isneginf(m)  # x.shape, 1 along axis: a slice all -inf (every position blocked)
+    m = np.where(blocked, 0.0, m)  # there m = 0, so that exp gives 0, not NaN
     e = np.exp(x - m)  # x.shape
-    total = np.sum(e, axis=axis, keepdims=True)  # x.shape, 1 along axis
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)  # x.shape; 0 where total = 0
+    total = np.sum(e, axis=axis, keepdims=True)  # x.shape, 1 along axis; 0 only where blocked
+    return np.divide(e, total, out=np.zeros_like(e), where=~blocked)  # x.shape; 0 where blocked
 
 
 def softmax(x, axis: int = -1) -> np.ndarray:
@@ -114,7 +117,8 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
     -------
     output : ndarray, shape (..., n_q, d_v)
         Weighted sums of the value rows. A query with no allowed key gets a
-        zero row. float32 stays float32 when ``Q``, ``K``, ``V`` are all float32.
+        zero row; scores that overflow to ``inf`` give NaN. float32 stays float32 when ``Q``,
+        ``K``, ``V`` are all float32.
     weights : ndarray, shape (..., n_q, n_k)
         Attention weights; each row sums to 1 over the allowed keys (or is
         all zeros if none is allowed). Masked entries are exactly 0.

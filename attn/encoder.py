@@ -185,8 +185,8 @@ def cosine_similarity(A) -> np.ndarray:
     Returns
     -------
     ndarray, shape (n, n)
-        Symmetric, ones on the diagonal; 1 for rows in the same direction, 0 for orthogonal rows,
-        -1 for opposite rows.
+        Symmetric, ones on the diagonal (to rounding); 1 for rows in the same direction, 0 for
+        orthogonal rows, -1 for opposite rows.
     """
     A = array(A, "A", "(n, d)", {})
     norms = np.linalg.norm(A, axis=-1, keepdims=True)  # (n, 1)
@@ -197,7 +197,7 @@ def cosine_similarity(A) -> np.ndarray:
 
 
 def mean_similarity(M) -> float:
-    """Mean cosine similarity between distinct rows of ``M`` (n, d): the off-diagonal mean of
+    """Mean cosine similarity between distinct rows of ``M`` (n, d), n >= 2: the off-diagonal mean of
     :func:`cosine_similarity` ``(M)``, the "mais ricas?" measure of Exercise 3 and of the oral-exam page."""
     S = cosine_similarity(M)  # (n, n)
     return float(S[~np.eye(len(S), dtype=bool)].mean())  # the n (n - 1) pairs i != j

@@ -36,7 +36,8 @@ def positional_frequencies(d_model: int) -> np.ndarray:
     Returns
     -------
     ndarray, shape (d_model,)
-        Non-increasing; equal in pairs (sine and cosine of one frequency).
+        Non-increasing; equal in pairs (sine and cosine of one frequency; for an odd ``d_model`` the
+        last column has no pair).
         The wavelength of column ``j`` is ``2 * pi / omega[j]``.
     """
     d_model = positive_int(d_model, "d_model")
@@ -80,7 +81,7 @@ def same_token_two_positions(mha, ffn_params, seed: int = 0, length: int = 60, p
         The block's attention layer and FFN parameters (as from :func:`attn.encoder.encoder_example`).
     seed : int
     length : int
-    positions : tuple of two ints ``p < q`` in ``[0, length)``
+    positions : two ints ``p < q`` in ``[0, length)``
 
     Returns
     -------
@@ -90,9 +91,10 @@ def same_token_two_positions(mha, ffn_params, seed: int = 0, length: int = 60, p
     """
     check_type(mha, "mha", MultiHeadAttention)
     length = positive_int(length, "length")
-    p, q = positions
-    if not (isinstance(p, int) and isinstance(q, int) and 0 <= p < q < length):
+    ints = [i for i in positions if isinstance(i, (int, np.integer)) and not isinstance(i, bool)]
+    if not (len(ints) == len(positions) == 2 and 0 <= ints[0] < ints[1] < length):
         raise ValueError(f"positions must be two ints p < q in [0, length = {length}), got {positions!r}")
+    p, q = positions
     X = np.random.default_rng(seed).normal(size=(length, mha.d_model))  # (length, d_model)
     X[q] = X[p]  # the same token at positions p and q, other tokens around them
     outputs = [transformer_encoder_block(M, mha, *ffn_params)
