@@ -1,16 +1,16 @@
 """attn: attention mechanisms and transformer pieces written from scratch in NumPy.
 
 The modules of this folder are what the lessons and Activity 4 grade; they never import
-:mod:`attn.training`, which holds the trained models, their backward passes and the experiments.
+:mod:`attn.training`, which holds the trained models, their backward passes and their runs.
 
 Every public function documents the shape of each array it takes and returns, and checks its array
 arguments: a wrong number of axes, a size that disagrees with another argument, a non-boolean mask,
 NaN or infinity raise ``ValueError`` naming the argument and its shape (and, for a shape error, the
 expected shape); nothing is broadcast silently. (The step helpers the training models call on their
-own arrays, ``classic.additive_scores`` and the caches of :mod:`attn.decoder`, say in their
-docstrings that they check nothing.)
+own arrays, ``classic.additive_scores`` and the caches of :mod:`attn.decoder`, and the timing
+baseline ``measure.bare_dense_attention`` say in their docstrings that they check nothing.)
 
-The Activity 4 functions (:mod:`attn.core`, :mod:`attn.multihead`, :mod:`attn.encoder`) check
+The Activity 4 functions of :mod:`attn.core`, :mod:`attn.multihead` and :mod:`attn.encoder` check
 their inputs once, at their door (:mod:`attn._checks`), then call their kernel: the function of
 the same module named with a leading underscore (``core._attention`` for
 ``scaled_dot_product_attention``), which is the formula alone and checks nothing. The encoder

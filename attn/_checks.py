@@ -1,7 +1,8 @@
 """Input validation: the checks every public function of ``attn`` makes at its door.
 
-Each check raises ``ValueError`` with a message that names the argument, the shape it has and the
-shape expected, written with the symbols of the docstrings (``n_q``, ``n_k``, ``d_k``, ``d_v`` ...).
+Each check raises ``ValueError`` with a message that names the argument and what is wrong: for a
+shape, the shape it has and the shape expected, written with the symbols of the docstrings
+(``n_q``, ``n_k``, ``d_k``, ``d_v`` ...).
 :func:`array` and :func:`boolean` read that shape from the docstring's own notation, e.g.
 ``array(K, "K", "(..., n_k, d_k)", dims)``. A check returns its input, converted only where the
 docstring says so (an integer array becomes float64); the meaning of a function (the default score
@@ -34,7 +35,7 @@ def positive_number(value, name: str, hint: str = "") -> float:
 def _finite_real(value) -> bool:
     """An int or a float (Python or NumPy), not a bool, neither NaN nor infinite."""
     real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    return real and abs(value) < np.inf  # False for NaN too
+    return real and abs(value) <= np.finfo(np.float64).max  # False for inf, NaN, and ints beyond float64
 
 
 def _match(arr: np.ndarray, name: str, spec: str, dims: dict) -> np.ndarray:

@@ -35,7 +35,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
 
     Parameters
     ----------
-    x : array_like, shape (..., n)
+    x : array_like, at least 1-D
         Logits. ``-inf`` is allowed and gives an exact 0; NaN and ``+inf``
         are refused.
     axis : int

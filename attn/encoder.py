@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import array, attention_mask, positive_number
+from ._checks import array, attention_mask, positive_number, shape_str
 from .multihead import MultiHeadAttention
 
 EPS = 1e-5  # the epsilon of every layer norm of attn (torch.nn.LayerNorm's default)
@@ -200,4 +200,6 @@ def mean_similarity(M) -> float:
     """Mean cosine similarity between distinct rows of ``M`` (n, d), n >= 2: the off-diagonal mean of
     :func:`cosine_similarity` ``(M)``, the "mais ricas?" measure of Exercise 3 and of the oral-exam page."""
     S = cosine_similarity(M)  # (n, n)
+    if len(S) < 2:
+        raise ValueError(f"M has shape {shape_str(np.shape(M))}; expected (n, d) with n >= 2")
     return float(S[~np.eye(len(S), dtype=bool)].mean())  # the n (n - 1) pairs i != j

@@ -11,7 +11,7 @@ what the machine allows) and for the page "Atenção em blocos" (a small range o
 
 A third version, :func:`bare_dense_attention`, is the dense formula with no checks, the like-for-like
 baseline of the tiled version's time: :func:`attn.core.scaled_dot_product_attention` also validates
-its inputs and its scores.
+its inputs.
 
 * **Memory**: the peak of the bytes allocated *during* one call, from ``tracemalloc`` (NumPy
   reports its array buffers to it). The inputs exist before the call and are not counted; what the
@@ -32,7 +32,7 @@ from functools import partial
 
 import numpy as np
 
-from ._checks import positive_int
+from ._checks import array, positive_int
 from ._parallel import map_in_two_processes
 from .core import scaled_dot_product_attention
 from .tiled import tiled_attention
@@ -160,7 +160,8 @@ def fitted_exponent(n, y) -> float:
 
     ``n`` and ``y`` have shape (k,).
     """
-    n, y = np.asarray(n, dtype=float), np.asarray(y, dtype=float)
+    dims = {}
+    n, y = array(n, "n", "(k,)", dims), array(y, "y", "(k,)", dims)  # (k,) each
     return float(np.polyfit(np.log(n), np.log(y), 1)[0])
 
 
@@ -172,5 +173,6 @@ def increment_exponent(n, y) -> float:
     A part of ``y`` that does not depend on n cancels in the differences, so for
     ``y = a + b n^k`` (and ``n`` doubling) this is ``k`` whatever ``a`` is.
     """
-    n, y = np.asarray(n, dtype=float), np.asarray(y, dtype=float)
+    dims = {}
+    n, y = array(n, "n", "(k,)", dims), array(y, "y", "(k,)", dims)  # (k,) each
     return fitted_exponent(n[:-1], np.diff(y))
