@@ -1,6 +1,7 @@
 """Entry point of `make bench`: runs every benchmark under bench/.
 
-First the per-page execution budget of the last build (bench/pages.py, read from _build), then the
+First the graded path of Activity 4 (bench/graded_path.py: code lines, calls per forward), the
+per-page execution budget of the last build (bench/pages.py, read from _build), then the
 training-step benchmarks (the copy task, the Transformer encoder, the encoder-decoder), tiled
 attention, and the in-browser timings of every page (bench/lite.py, headless Chromium over the site).
 """
@@ -9,7 +10,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ("pages.py", "copy_task.py", "transformer.py", "decoder.py", "tiled.py", "lite.py")
+SCRIPTS = ("graded_path.py", "pages.py", "copy_task.py", "transformer.py", "decoder.py", "tiled.py",
+           "lite.py")
 
 if __name__ == "__main__":
     # bench/lite.py drives the browser with the tests' helpers; the scripts import the build helpers
