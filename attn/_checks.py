@@ -10,6 +10,8 @@ factor, how a mask is broadcast) is written in the function itself. Nothing is b
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 
@@ -35,7 +37,7 @@ def positive_number(value, name: str, hint: str = "") -> float:
 def _finite_real(value) -> bool:
     """An int or a float (Python or NumPy), not a bool, neither NaN nor infinite."""
     real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    return real and abs(value) <= np.finfo(np.float64).max  # False for inf, NaN, and ints beyond float64
+    return real and abs(value) <= sys.float_info.max  # False for inf, NaN and ints beyond float64
 
 
 def _match(arr: np.ndarray, name: str, spec: str, dims: dict) -> np.ndarray:
@@ -88,11 +90,11 @@ def attention_mask(mask, dims: dict, name: str = "mask") -> np.ndarray:
 def generator(rng, name: str = "rng"):
     """The source of random draws: None = NumPy's global generator (``np.random.seed`` fixes it), an int =
     a new ``np.random.default_rng(seed)``, a ``Generator`` or ``RandomState`` = itself."""
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
         return np.random.default_rng(int(rng))  # a seed
     if rng is None or isinstance(rng, (np.random.Generator, np.random.RandomState)):
         return np.random if rng is None else rng  # the np.random module draws from the global generator
-    raise ValueError(f"{name} must be None, an int seed or a NumPy generator, got {type(rng).__name__}")
+    raise ValueError(f"{name} must be None, an int seed >= 0 or a NumPy generator, got {rng!r}")
 
 
 def as_float(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:

@@ -117,7 +117,8 @@ def scaled_dot_product_attention(Q, K, V, mask=None, scale=None):
     -------
     output : ndarray, shape (..., n_q, d_v)
         Weighted sums of the value rows. A query with no allowed key gets a
-        zero row; scores that overflow to ``inf`` give NaN. float32 stays float32 when ``Q``,
+        zero row; scores that overflow give NaN (to ``+inf``) or, if a whole row overflows to
+        ``-inf``, a zero row. float32 stays float32 when ``Q``,
         ``K``, ``V`` are all float32.
     weights : ndarray, shape (..., n_q, n_k)
         Attention weights; each row sums to 1 over the allowed keys (or is

@@ -117,10 +117,20 @@ def test_same_token_two_positions_refuses_positions_outside_the_sequence(positio
         same_token_two_positions(mha, params, length=60, positions=positions)
 
 
-@pytest.mark.parametrize("rng", ["abc", 1.5, True])
+@pytest.mark.parametrize("rng", ["abc", 1.5, True, -1])
 def test_multihead_refuses_an_rng_that_is_no_generator(rng):
-    with pytest.raises(ValueError, match="rng must be None, an int seed or a NumPy generator"):
+    with pytest.raises(ValueError, match=r"rng must be None, an int seed >= 0 or a NumPy generator, got"):
         attn.MultiHeadAttention(8, 2, rng=rng)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: attn.scaled_dot_product_attention(np.ones((2, 3)), np.ones((2, 3)), np.ones((2, 3)), scale=10**400),
+    lambda: attn.causal_mask(10**400),
+    lambda: attn.MultiHeadAttention(10**400, 2),
+])
+def test_numbers_beyond_float64_are_refused_with_a_value_error(call):
+    with pytest.raises(ValueError, match=r"must be a (finite number > 0|positive integer)"):
+        call()
 
 
 def test_a_nan_input_is_refused_at_the_door_before_the_projection():

@@ -237,7 +237,7 @@ def test_bool_size_refused():
 
 
 def test_rng_type_refused():
-    with pytest.raises(ValueError, match=r"rng must be None, an int seed or a NumPy generator, got str"):
+    with pytest.raises(ValueError, match=r"rng must be None, an int seed >= 0 or a NumPy generator, got '"):
         SelfAttention(4, 2, 2, rng="42")
 
 
