@@ -222,7 +222,8 @@ def future_token_change(Q, K, V, seed: int = 0):
     Returns
     -------
     without_mask, with_mask : float
-        Largest absolute change of the output, without and with the causal mask.
+        Largest absolute change of the output, without and with the causal mask; with it the change
+        is 0 when ``n_q < n_k`` (the last key is then in every query's future).
     """
     dims = {}
     Q = array(Q, "Q", "(n_q, d_k)", dims)

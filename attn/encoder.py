@@ -64,7 +64,7 @@ def layer_norm(x, gamma=None, beta=None, eps: float = EPS, eps_in_sqrt: bool = T
     ndarray, shape (..., d)
         ``gamma`` times the normalised row plus ``beta``; the normalised row has mean 0 and
         variance :math:`\sigma^2 / (\sigma^2 + \varepsilon)` (or
-        :math:`\sigma^2 / (\sigma + \varepsilon)^2`). A constant row maps to ``beta``.
+        :math:`\sigma^2 / (\sigma + \varepsilon)^2`). A constant row maps to ``beta`` (up to rounding).
     """
     if not isinstance(eps_in_sqrt, (bool, np.bool_)):
         raise ValueError(f"eps_in_sqrt must be True or False, got {eps_in_sqrt!r}")
@@ -199,7 +199,8 @@ def cosine_similarity(A) -> np.ndarray:
 def mean_similarity(M) -> float:
     """Mean cosine similarity between distinct rows of ``M`` (n, d), n >= 2: the off-diagonal mean of
     :func:`cosine_similarity` ``(M)``, the "mais ricas?" measure of Exercise 3 and of the oral-exam page."""
+    M = array(M, "M", "(n, d)", {})  # (n, d)
+    if len(M) < 2:
+        raise ValueError(f"M has shape {shape_str(M.shape)}; expected (n, d) with n >= 2")
     S = cosine_similarity(M)  # (n, n)
-    if len(S) < 2:
-        raise ValueError(f"M has shape {shape_str(np.shape(M))}; expected (n, d) with n >= 2")
     return float(S[~np.eye(len(S), dtype=bool)].mean())  # the n (n - 1) pairs i != j

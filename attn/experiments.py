@@ -50,7 +50,8 @@ def softmax_saturation(d_k: int, scaled: bool, n_keys: int = 6, samples: int = 2
     """
     d_k, n_keys = positive_int(d_k, "d_k"), positive_int(n_keys, "n_keys")
     rng = np.random.default_rng(seed)
-    q = rng.standard_normal((positive_int(samples, "samples"), 1, d_k))  # (samples, 1, d_k)
+    samples = positive_int(samples, "samples")
+    q = rng.standard_normal((samples, 1, d_k))  # (samples, 1, d_k)
     k = rng.standard_normal((samples, n_keys, d_k))  # (samples, n, d_k)
     c = np.sqrt(d_k) if scaled else 1.0
     w = softmax((q @ k.transpose(0, 2, 1))[:, 0, :] / c)  # (samples, n)

@@ -1,4 +1,4 @@
-r"""Multi-head attention built on :func:`attn.core.scaled_dot_product_attention`.
+r"""Multi-head attention built on the attention of :mod:`attn.core` (Exercise 2 of Activity 4).
 
 .. math::
    \operatorname{head}_i = \operatorname{Attention}(Q W_Q^i,\; K W_K^i,\; V W_V^i), \qquad
