@@ -10,56 +10,40 @@ factor, how a mask is broadcast) is written in the function itself. Nothing is b
 """
 from __future__ import annotations
 
+import numbers
 import sys
 
 import numpy as np
 
 
-def shape_str(shape) -> str:
-    """Format a shape tuple the way NumPy prints it, e.g. ``(2, 3)``."""
-    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
-
-
 def positive_int(value, name: str) -> int:
-    """Return ``value`` as an int, or raise ``ValueError`` unless it is a whole number >= 1."""
-    if not (_finite_real(value) and value >= 1 and value == int(value)):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    """Return ``value`` as an int, or raise ``ValueError`` unless it is an integer (not a bool) >= 1."""
+    if isinstance(value, bool) or not (isinstance(value, numbers.Integral) and 1 <= value <= sys.maxsize):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")  # NumPy ints are Integral
     return int(value)
 
 
 def positive_number(value, name: str, hint: str = "") -> float:
-    """Return ``value`` as a float, or raise ``ValueError`` unless it is a finite number > 0."""
-    if not (_finite_real(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0{hint}, got {value!r}")
+    """Return ``value`` as a float, or raise ``ValueError`` unless it is a finite number > 0 (not a bool)."""
+    if isinstance(value, bool) or not (isinstance(value, numbers.Real) and 0 < value <= sys.float_info.max):
+        raise ValueError(f"{name} must be a finite number > 0{hint}, got {value!r}")  # NaN, inf refused too
     return float(value)
-
-
-def _finite_real(value) -> bool:
-    """An int or a float (Python or NumPy), not a bool, neither NaN nor infinite."""
-    real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    return real and abs(value) <= sys.float_info.max  # False for inf, NaN and ints beyond float64
 
 
 def _match(arr: np.ndarray, name: str, spec: str, dims: dict) -> np.ndarray:
     """Require ``arr.shape`` to match ``spec``, e.g. ``"(..., n_k, d_k)"``; record new sizes in ``dims``.
 
-    ``...`` stands for any number of leading (batch) axes. A symbol already in ``dims`` (from an earlier
-    argument, or given by the caller) must have that size; the others are added to ``dims``.
+    ``...`` stands for any number of leading (batch) axes, its size the tuple of their lengths. A symbol
+    already in ``dims`` (from an earlier argument, or given by the caller) must have that size; the
+    others are added to ``dims``.
     """
     axes = spec.strip("()").replace(" ", "").rstrip(",").split(",")  # "(..., n_k, d_k)": [..., n_k, d_k]
-    batched = axes[0] == "..."
-    named = axes[1:] if batched else axes
-    found, lead = dict(dims), arr.ndim - len(named)  # lead: number of batch axes
-    ok = lead >= 0 and (batched or lead == 0)
-    for axis, size in zip(named, arr.shape[max(lead, 0):], strict=False):  # shorter when arr has too few axes
-        ok = ok and found.setdefault(axis, size) == size
-    if batched and ok:
-        ok = found.setdefault("...", arr.shape[:lead]) == arr.shape[:lead]
-    if not ok:
-        known = ", ".join(f"{a} = {shape_str(dims[a]) if a == '...' else dims[a]}"
-                          for a in dict.fromkeys(axes) if a in dims)  # each symbol once
-        known = f" with {known}" if known else ""
-        raise ValueError(f"{name} has shape {shape_str(arr.shape)}; expected {spec}{known}")
+    lead = max(arr.ndim - len(axes) + 1, 0)  # number of batch axes, when axes[0] is "..."
+    sizes = [arr.shape[:lead], *arr.shape[lead:]] if axes[0] == "..." else list(arr.shape)  # one per axis
+    found = dict(zip(axes, sizes, strict=False)) | dims  # the sizes read from arr; those in dims win
+    if len(sizes) != len(axes) or list(map(found.get, axes)) != sizes:  # a size that differs from dims'
+        known = ", ".join(f"{a} = {dims[a]}" for a in dict.fromkeys(axes) if a in dims)  # each symbol once
+        raise ValueError(f"{name} has shape {arr.shape}; expected {spec}{' with ' + known if known else ''}")
     dims.update(found)
     return arr
 
@@ -77,8 +61,7 @@ def boolean(mask, name: str, spec: str, dims: dict) -> np.ndarray:
     """Return ``mask`` as a boolean array of shape ``spec`` (see :func:`_match`); other dtypes are refused."""
     arr = np.asarray(mask)
     if arr.dtype != bool:
-        raise ValueError(f"{name} must be a boolean array (True = may attend), got dtype {arr.dtype} "
-                         f"with shape {shape_str(arr.shape)}")
+        raise ValueError(f"{name} must be a boolean array (True = may attend), got dtype {arr.dtype}")
     return _match(arr, name, spec, dims)
 
 
@@ -105,13 +88,12 @@ def as_float(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
     """
     arr = np.asarray(x)
     if arr.dtype.kind not in "iuf":  # signed, unsigned, float: not bool, complex, text, objects
-        raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype} "
-                         f"with shape {shape_str(arr.shape)}")
+        raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype} with shape {arr.shape}")
     arr = arr if arr.dtype in (np.float32, np.float64) else arr.astype(np.float64)
     bad = np.isnan(arr) | (arr == np.inf if allow_neg_inf else np.isinf(arr))  # (same shape)
     if bad.any():
-        what, first = "NaN or +inf" if allow_neg_inf else "NaN or inf", tuple(map(int, np.argwhere(bad)[0]))
-        raise ValueError(f"{name} with shape {shape_str(arr.shape)} contains {what} (first at index {first})")
+        raise ValueError(f"{name} with shape {arr.shape} contains NaN or {'+inf' if allow_neg_inf else 'inf'}"
+                         f" (first at index {tuple(np.argwhere(bad)[0].tolist())})")
     return arr
 
 
@@ -119,7 +101,7 @@ def check_ndim(arr: np.ndarray, name: str, expected: str, min_ndim: int, max_ndi
     """Refuse arrays with too few (or too many) dimensions; return ``arr``."""
     if arr.ndim < min_ndim or (max_ndim is not None and arr.ndim > max_ndim):
         raise ValueError(
-            f"{name} has shape {shape_str(arr.shape)} ({arr.ndim} dimensions); expected {expected}"
+            f"{name} has shape {arr.shape} ({arr.ndim} dimensions); expected {expected}"
         )
     return arr
 
@@ -128,7 +110,7 @@ def check_dim(arr: np.ndarray, name: str, axis: int, size: int, expected: str, w
     """Require ``arr.shape[axis] == size``; ``expected`` is the shape in symbols. Return ``arr``."""
     if arr.shape[axis] != size:
         extra = f" ({why})" if why else ""
-        raise ValueError(f"{name} has shape {shape_str(arr.shape)}; expected {expected}{extra}")
+        raise ValueError(f"{name} has shape {arr.shape}; expected {expected}{extra}")
     return arr
 
 
@@ -137,7 +119,7 @@ def check_shape(arr: np.ndarray, name: str, shape: tuple, expected: str, why: st
     if tuple(arr.shape) != tuple(shape):
         extra = f" ({why})" if why else ""
         raise ValueError(
-            f"{name} has shape {shape_str(arr.shape)}; expected {expected} = {shape_str(shape)}{extra}"
+            f"{name} has shape {arr.shape}; expected {expected} = {tuple(shape)}{extra}"
         )
     return arr
 
@@ -159,13 +141,13 @@ def as_bool_mask(mask, name: str = "mask", shapes: dict | None = None) -> np.nda
     if arr.dtype != bool:
         raise ValueError(
             f"{name} must be a boolean array (True = may attend), got dtype {arr.dtype} "
-            f"with shape {shape_str(arr.shape)}"
+            f"with shape {arr.shape}"
         )
     if shapes is not None and arr.shape not in [tuple(s) for s in shapes.values()]:
         distinct = {}  # one entry per shape, under its first name
         for symbols, s in shapes.items():
             distinct.setdefault(tuple(s), symbols)
-        options = [f"{symbols} = {shape_str(s)}" for s, symbols in distinct.items()]
+        options = [f"{symbols} = {tuple(s)}" for s, symbols in distinct.items()]
         expected = options[0] if len(options) == 1 else ", ".join(options[:-1]) + " or " + options[-1]
-        raise ValueError(f"{name} has shape {shape_str(arr.shape)}; expected {expected}")
+        raise ValueError(f"{name} has shape {arr.shape}; expected {expected}")
     return arr

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape, shape_str
+from ._checks import as_bool_mask, as_float, check_dim, check_ndim, check_shape
 from .core import _masked_softmax
 
 
@@ -25,12 +25,12 @@ def check_query_keys(query, keys):
     keys = check_ndim(as_float(keys, "keys"), "keys", "(..., T, d_h) with at least 2 dimensions", 2)
     if keys.shape[:-2] != query.shape[:-1]:
         raise ValueError(
-            f"keys has shape {shape_str(keys.shape)}; expected (..., T, d_h) with batch "
-            f"dimensions ... = {shape_str(query.shape[:-1])} from query (no broadcasting)"
+            f"keys has shape {keys.shape}; expected (..., T, d_h) with batch "
+            f"dimensions ... = {query.shape[:-1]} from query (no broadcasting)"
         )
     if keys.shape[-2] == 0:
         raise ValueError(
-            f"keys has shape {shape_str(keys.shape)}; expected (..., T, d_h) with T >= 1 "
+            f"keys has shape {keys.shape}; expected (..., T, d_h) with T >= 1 "
             "(at least one encoder position)"
         )
     dtype = np.result_type(query, keys)  # float32 only if both are float32
@@ -130,7 +130,7 @@ def dot_attention(query, keys, mask=None):
     query, keys = check_query_keys(query, keys)  # (..., d_s), (..., T, d_h)
     if query.shape[-1] != keys.shape[-1]:
         raise ValueError(
-            f"query has shape {shape_str(query.shape)}; expected (..., d_s) with d_s = d_h = "
+            f"query has shape {query.shape}; expected (..., d_s) with d_s = d_h = "
             f"{keys.shape[-1]} from keys: dot attention needs d_s == d_h, "
             "use general_attention with W of shape (d_s, d_h) instead"
         )

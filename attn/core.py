@@ -14,15 +14,14 @@ import math
 
 import numpy as np
 
-from ._checks import array, attention_mask, boolean, positive_int, positive_number, shape_str
+from ._checks import array, attention_mask, boolean, positive_int, positive_number
 
 
 def _softmax(x, axis: int = -1) -> np.ndarray:
     """The kernel of :func:`softmax`: the formula, on an array already checked."""
     m = np.max(x, axis=axis, keepdims=True)  # x.shape, 1 along axis
     blocked = np.isneginf(m)  # x.shape, 1 along axis: a slice all -inf (every position blocked)
-    m = np.where(blocked, 0.0, m)  # there m = 0, so that exp gives 0, not NaN
-    e = np.exp(x - m)  # x.shape
+    e = np.exp(x - np.where(blocked, 0.0, m))  # x.shape; m = 0 where blocked: exp(-inf) = 0, not NaN
     total = np.sum(e, axis=axis, keepdims=True)  # x.shape, 1 along axis; 0 only where blocked
     return np.divide(e, total, out=np.zeros_like(e), where=~blocked)  # x.shape; 0 where blocked
 
@@ -53,8 +52,7 @@ def softmax(x, axis: int = -1) -> np.ndarray:
 
 def _masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
     """The kernel of :func:`masked_softmax`; ``mask`` may be any shape that broadcasts to ``scores``."""
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)  # scores.shape; blocked -> -inf (mask broadcasts to scores)
+    scores = scores if mask is None else np.where(mask, scores, -np.inf)  # scores.shape; blocked: -inf
     return _softmax(scores, axis)  # scores.shape
 
 
@@ -84,8 +82,7 @@ def masked_softmax(scores, mask=None, axis: int = -1) -> np.ndarray:
 
 def _attention(Q, K, V, mask=None, scale=None):
     """The kernel of :func:`scaled_dot_product_attention`: the formula, on arrays already checked."""
-    if scale is None:
-        scale = 1 / math.sqrt(Q.shape[-1])  # 1/sqrt(d_k): scores of variance ~1 for unit-variance Q, K
+    scale = 1 / math.sqrt(Q.shape[-1]) if scale is None else scale  # default 1/sqrt(d_k), d_k = Q.shape[-1]
     scores = Q @ K.mT * scale  # (..., n_q, n_k); K.mT: K transposed in its last two axes
     weights = _masked_softmax(scores, mask)  # (..., n_q, n_k)
     return weights @ V, weights  # (..., n_q, d_v), (..., n_q, n_k)
@@ -140,10 +137,8 @@ def _checked(Q, K, V, mask, scale):
     Q = array(Q, "Q", "(..., n_q, d_k)", dims)  # binds ..., n_q, d_k
     K = array(K, "K", "(..., n_k, d_k)", dims)  # same ... and d_k; binds n_k
     V = array(V, "V", "(..., n_k, d_v)", dims)  # same ... and n_k
-    if mask is not None:
-        mask = attention_mask(mask, dims)  # (n_q, n_k) or (..., n_q, n_k)
-    if scale is not None:
-        scale = positive_number(scale, "scale", " (or None for 1/sqrt(d_k))")
+    mask = None if mask is None else attention_mask(mask, dims)  # (n_q, n_k) or (..., n_q, n_k)
+    scale = None if scale is None else positive_number(scale, "scale", " (or None for 1/sqrt(d_k))")
     return Q, K, V, mask, scale
 
 
@@ -196,7 +191,7 @@ def padding_mask(lengths, n_k: int, n_q: int | None = None) -> np.ndarray:
     lengths = np.asarray(lengths)
     if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
         raise ValueError(
-            f"lengths has shape {shape_str(lengths.shape)} and dtype {lengths.dtype}; "
+            f"lengths has shape {lengths.shape} and dtype {lengths.dtype}; "
             "expected integers with shape (batch,)"
         )
     n_k = positive_int(n_k, "n_k")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import array, attention_mask, positive_number, shape_str
+from ._checks import array, attention_mask, positive_number
 from .multihead import MultiHeadAttention
 
 EPS = 1e-5  # the epsilon of every layer norm of attn (torch.nn.LayerNorm's default)
@@ -66,8 +66,6 @@ def layer_norm(x, gamma=None, beta=None, eps: float = EPS, eps_in_sqrt: bool = T
         variance :math:`\sigma^2 / (\sigma^2 + \varepsilon)` (or
         :math:`\sigma^2 / (\sigma + \varepsilon)^2`). A constant row maps to ``beta`` (up to rounding).
     """
-    if not isinstance(eps_in_sqrt, (bool, np.bool_)):
-        raise ValueError(f"eps_in_sqrt must be True or False, got {eps_in_sqrt!r}")
     dims = {}
     x = array(x, "x", "(..., d)", dims)  # (..., d)
     gamma = 1.0 if gamma is None else array(gamma, "gamma", "(d,)", dims)  # (d,) or 1
@@ -100,8 +98,7 @@ def ffn(x, W1, b1, W2, b2) -> np.ndarray:
         Applied to every position independently.
     """
     dims = {}
-    x = array(x, "x", "(..., d_model)", dims)
-    return _ffn(x, *_ffn_params(W1, b1, W2, b2, dims))  # (..., d_model)
+    return _ffn(array(x, "x", "(..., d_model)", dims), *_ffn_params(W1, b1, W2, b2, dims))  # x binds d_model
 
 
 def _ffn_params(W1, b1, W2, b2, dims: dict):
@@ -145,8 +142,7 @@ def transformer_encoder_block(x, mha, W1, b1, W2, b2, mask=None) -> np.ndarray:
     dims = {"d_model": mha.d_model}
     x = array(x, "x", "(..., n, d_model)", dims)  # binds ..., n
     dims["n_q"] = dims["n_k"] = dims["n"]  # self-attention: the n tokens are the queries and the keys
-    if mask is not None:
-        mask = attention_mask(mask, dims)  # (n, n) or (..., n, n)
+    mask = None if mask is None else attention_mask(mask, dims)  # (n, n) or (..., n, n)
     return _encoder_block(x, mha, *_ffn_params(W1, b1, W2, b2, dims), mask)  # (..., n, d_model)
 
 
@@ -201,6 +197,6 @@ def mean_similarity(M) -> float:
     :func:`cosine_similarity` ``(M)``, the "mais ricas?" measure of Exercise 3 and of the oral-exam page."""
     M = array(M, "M", "(n, d)", {})  # (n, d)
     if len(M) < 2:
-        raise ValueError(f"M has shape {shape_str(M.shape)}; expected (n, d) with n >= 2")
+        raise ValueError(f"M has shape {M.shape}; expected (n, d) with n >= 2")
     S = cosine_similarity(M)  # (n, n)
     return float(S[~np.eye(len(S), dtype=bool)].mean())  # the n (n - 1) pairs i != j

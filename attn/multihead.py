@@ -77,12 +77,9 @@ class MultiHeadAttention:
     def __init__(self, d_model: int, num_heads: int, rng=None, scale=None):
         d, h = positive_int(d_model, "d_model"), positive_int(num_heads, "num_heads")
         if d % h:
-            raise ValueError(f"d_model = {d} is not divisible by num_heads = {h}; "
-                             "d_k = d_model / num_heads must be an integer")
+            raise ValueError(f"d_model = {d} is not divisible by num_heads = {h} (d_k = d_model / num_heads)")
         rng, d_k, std = generator(rng), d // h, 1 / np.sqrt(d)  # weights ~ N(0, 1/d_model)
-        self.W_q = rng.standard_normal((h, d, d_k)) * std  # (h, d_model, d_k)
-        self.W_k = rng.standard_normal((h, d, d_k)) * std  # (h, d_model, d_k)
-        self.W_v = rng.standard_normal((h, d, d_k)) * std  # (h, d_model, d_k)
+        self.W_q, self.W_k, self.W_v = rng.standard_normal((3, h, d, d_k)) * std  # 3 x (h, d_model, d_k)
         self.W_o = rng.standard_normal((d, d)) * std  # (d_model, d_model)
         self.d_model, self.num_heads, self.d_k = d, h, d_k
         self.scale = None if scale is None else positive_number(scale, "scale")  # None: 1/sqrt(d_k)
@@ -129,17 +126,14 @@ class MultiHeadAttention:
         Q = array(Q, "Q", "(..., n_q, d_model)", dims)  # binds ..., n_q
         K = array(K, "K", "(..., n_k, d_model)", dims)  # binds n_k
         V = array(V, "V", "(..., n_k, d_model)", dims)
-        if mask is not None:
-            mask = attention_mask(mask, dims)  # (n_q, n_k) or (..., n_q, n_k)
-        return Q, K, V, mask
+        return Q, K, V, None if mask is None else attention_mask(mask, dims)  # mask (..., n_q, n_k)
 
     def _heads(self, Q, K, V, mask=None):
         """The kernel of :meth:`head_outputs`: project, then every head's attention in one call."""
         q = _project_heads(Q, self.W_q)  # (..., h, n_q, d_k)
         k = _project_heads(K, self.W_k)  # (..., h, n_k, d_k)
         v = _project_heads(V, self.W_v)  # (..., h, n_k, d_k)
-        if mask is not None:
-            mask = mask[..., None, :, :]  # (..., 1, n_q, n_k) or (1, n_q, n_k): the same mask for every head
+        mask = None if mask is None else mask[..., None, :, :]  # (..., 1, n_q, n_k): the same for every head
         return _attention(q, k, v, mask, self.scale)  # (..., h, n_q, d_k), (..., h, n_q, n_k)
 
     def _forward(self, Q, K, V, mask=None):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import as_float, check_ndim, shape_str
+from ._checks import as_float, check_ndim
 from .classic import check_position_mask, check_query_keys, general_attention
 
 
@@ -61,12 +61,12 @@ def multihead_general_attention(query, keys, W_heads, mask=None):
                          "(n_heads, d_s, d_head) with 3 dimensions", 3, 3)
     n_heads, d_s_w, d_head = W_heads.shape
     if n_heads == 0 or d_s_w != d_s:
-        raise ValueError(f"W_heads has shape {shape_str(W_heads.shape)}; expected (n_heads, d_s, d_head) "
+        raise ValueError(f"W_heads has shape {W_heads.shape}; expected (n_heads, d_s, d_head) "
                          f"with n_heads >= 1 and d_s = {d_s} from query")
     if d_h % n_heads != 0 or d_head != d_h // n_heads:
         wanted = (f"d_head = d_h / n_heads = {d_h // n_heads}" if d_h % n_heads == 0
                   else f"d_h = {d_h} divisible by n_heads = {n_heads}")
-        raise ValueError(f"W_heads has shape {shape_str(W_heads.shape)}; expected (n_heads, d_s, d_head) "
+        raise ValueError(f"W_heads has shape {W_heads.shape}; expected (n_heads, d_s, d_head) "
                          f"with {wanted} (d_h from keys)")
     mask = check_position_mask(mask, keys)  # (..., T) or None
     contexts, weights = [], []

@@ -18,7 +18,7 @@ import matplotlib.scale
 import matplotlib.ticker
 import numpy as np
 
-from ._checks import as_float, check_ndim, positive_int, shape_str
+from ._checks import as_float, check_ndim, positive_int
 from .prose import fmt, table_number
 
 STYLE = {
@@ -128,7 +128,7 @@ def heatmap(matrix, row_labels=None, col_labels=None, *, ax=None, title=None, xl
     for name, labels, n in (("row_labels", row_labels, m.shape[0]), ("col_labels", col_labels, m.shape[1])):
         if labels is not None and len(labels) != n:
             raise ValueError(
-                f"{name} has length {len(labels)}; expected {n} to match matrix of shape {shape_str(m.shape)}"
+                f"{name} has length {len(labels)}; expected {n} to match matrix of shape {m.shape}"
             )
     if ax is None:
         longest = max((len(str(c)) for c in (col_labels if col_labels is not None else [""])), default=0)
@@ -255,7 +255,7 @@ def ascii_heatmap(weights, row_labels, col_labels=None, *, shades=ASCII_SHADES, 
     check_ndim(w, "weights", "(n_rows, n_cols) with 2 dimensions", 2, 2)
     if (w < 0).any():
         raise ValueError(
-            f"weights with shape {shape_str(w.shape)} has negative entries "
+            f"weights with shape {w.shape} has negative entries "
             f"(min {w.min():g}); expected non-negative values"
         )
     col_labels = row_labels if col_labels is None else col_labels
@@ -263,7 +263,7 @@ def ascii_heatmap(weights, row_labels, col_labels=None, *, shades=ASCII_SHADES, 
         if len(labels) != n:
             raise ValueError(
                 f"{name} has length {len(labels)}; expected {n} to match weights "
-                f"of shape {shape_str(w.shape)}"
+                f"of shape {w.shape}"
             )
     if len(shades) < 2:
         raise ValueError(f"shades must have at least 2 characters, got {shades!r}")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import positive_int, shape_str
+from .._checks import positive_int
 from ..core import padding_mask
 from ..multihead import MultiHeadAttention
 from ..positional import positional_encoding
@@ -132,7 +132,7 @@ class TransformerEncoder:
         tokens = check_tokens(tokens, "tokens", self.V)
         B, n = tokens.shape
         if n > self.max_len:
-            raise ValueError(f"tokens has shape {shape_str(tokens.shape)}; expected (B, n) with "
+            raise ValueError(f"tokens has shape {tokens.shape}; expected (B, n) with "
                              f"n <= max_len = {self.max_len}")
         lengths = None if lengths is None else check_lengths(lengths, "lengths", B, n)
         key_mask = None if lengths is None else padding_mask(lengths, n)  # (B, n)

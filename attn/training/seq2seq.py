@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._checks import shape_str
 from ..classic import additive_scores
 from ..core import _masked_softmax, padding_mask
 from ._checks import check_lengths, check_tokens
@@ -177,8 +176,8 @@ class Seq2Seq:
         tgt_out = check_tokens(tgt_out, "tgt_out", V)
         B, S = src.shape
         if tgt_in.shape != tgt_out.shape or tgt_in.shape[0] != B:
-            raise ValueError(f"tgt_in has shape {shape_str(tgt_in.shape)} and tgt_out "
-                             f"{shape_str(tgt_out.shape)}; expected both (B, T) with B = {B} from src")
+            raise ValueError(f"tgt_in has shape {tgt_in.shape} and tgt_out "
+                             f"{tgt_out.shape}; expected both (B, T) with B = {B} from src")
         T = tgt_in.shape[1]
         src_len = check_lengths(src_len, "src_len", B, S)
         tgt_len = check_lengths(tgt_len, "tgt_len", B, T)

@@ -29,7 +29,7 @@ import copy
 
 import numpy as np
 
-from .._checks import positive_int, shape_str
+from .._checks import positive_int
 from ..core import causal_mask, padding_mask
 from ..decoder import (
     DECODER_KEYS,
@@ -185,7 +185,7 @@ class EncoderDecoder:
         tgt_in = check_tokens(tgt_in, "tgt_in", self.V)
         B, T = tgt_in.shape
         if memory.shape[0] != B:
-            raise ValueError(f"tgt_in has shape {shape_str(tgt_in.shape)}; expected (B, T) with B = "
+            raise ValueError(f"tgt_in has shape {tgt_in.shape}; expected (B, T) with B = "
                              f"{memory.shape[0]} from the source")
         cross_mask = np.repeat(key_mask[:, None, :], T, axis=1)  # (B, T, S)
         self_mask = causal_mask(T)  # (T, T)
@@ -237,7 +237,7 @@ class EncoderDecoder:
         B, T = cache["dec"]["tgt_in"].shape
         tgt_out = check_tokens(tgt_out, "tgt_out", self.V)
         if tgt_out.shape != (B, T):
-            raise ValueError(f"tgt_out has shape {shape_str(tgt_out.shape)}; expected (B, T) = ({B}, {T}) "
+            raise ValueError(f"tgt_out has shape {tgt_out.shape}; expected (B, T) = ({B}, {T}) "
                              "from tgt_in")
         weight = padding_mask(check_lengths(tgt_len, "tgt_len", B, T), T)  # (B, T)
         loss, d_logits = softmax_cross_entropy(logits, tgt_out, weight)  # (B, T, V)
