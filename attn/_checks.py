@@ -17,16 +17,19 @@ import numpy as np
 
 
 def positive_int(value, name: str) -> int:
-    """Return ``value`` as an int, or raise ``ValueError`` unless it is an integer (not a bool) >= 1."""
+    """Return ``value`` as an int, or raise ``ValueError`` unless it is an int (Python or NumPy, not a bool)
+    from 1 to ``sys.maxsize``."""
     if isinstance(value, bool) or not (isinstance(value, numbers.Integral) and 1 <= value <= sys.maxsize):
         raise ValueError(f"{name} must be a positive integer, got {value!r}")  # NumPy ints are Integral
     return int(value)
 
 
 def positive_number(value, name: str, hint: str = "") -> float:
-    """Return ``value`` as a float, or raise ``ValueError`` unless it is a finite number > 0 (not a bool)."""
-    if isinstance(value, bool) or not (isinstance(value, numbers.Real) and 0 < value <= sys.float_info.max):
-        raise ValueError(f"{name} must be a finite number > 0{hint}, got {value!r}")  # NaN, inf refused too
+    """Return ``value`` as a float, or raise ``ValueError`` unless it is an int or a float (Python or NumPy,
+    not a bool), finite and > 0."""
+    value = value.item() if isinstance(value, np.generic) else value  # a NumPy scalar as a Python one
+    if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 < value <= sys.float_info.max):
+        raise ValueError(f"{name} must be a finite number > 0{hint}, got {value!r}")  # NaN, inf: False above
     return float(value)
 
 
@@ -34,14 +37,14 @@ def _match(arr: np.ndarray, name: str, spec: str, dims: dict) -> np.ndarray:
     """Require ``arr.shape`` to match ``spec``, e.g. ``"(..., n_k, d_k)"``; record new sizes in ``dims``.
 
     ``...`` stands for any number of leading (batch) axes, its size the tuple of their lengths. A symbol
-    already in ``dims`` (from an earlier argument, or given by the caller) must have that size; the
-    others are added to ``dims``.
+    already in ``dims`` (from an earlier argument, or given by the caller) must have that size; the others
+    are added to ``dims``.
     """
     axes = spec.strip("()").replace(" ", "").rstrip(",").split(",")  # "(..., n_k, d_k)": [..., n_k, d_k]
-    lead = max(arr.ndim - len(axes) + 1, 0)  # number of batch axes, when axes[0] is "..."
+    lead = max(arr.ndim - len(axes) + 1, 0)  # batch axes: those beyond the named symbols (all but "...")
     sizes = [arr.shape[:lead], *arr.shape[lead:]] if axes[0] == "..." else list(arr.shape)  # one per axis
-    found = dict(zip(axes, sizes, strict=False)) | dims  # the sizes read from arr; those in dims win
-    if len(sizes) != len(axes) or list(map(found.get, axes)) != sizes:  # a size that differs from dims'
+    found = dict(zip(axes, sizes, strict=False)) | dims  # symbol: size read from arr, or the one in dims
+    if list(map(found.get, axes)) != sizes:  # an axis too many or too few, or two sizes for one symbol
         known = ", ".join(f"{a} = {dims[a]}" for a in dict.fromkeys(axes) if a in dims)  # each symbol once
         raise ValueError(f"{name} has shape {arr.shape}; expected {spec}{' with ' + known if known else ''}")
     dims.update(found)
@@ -92,8 +95,7 @@ def as_float(x, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
     arr = arr if arr.dtype in (np.float32, np.float64) else arr.astype(np.float64)
     bad = np.isnan(arr) | (arr == np.inf if allow_neg_inf else np.isinf(arr))  # (same shape)
     if bad.any():
-        raise ValueError(f"{name} with shape {arr.shape} contains NaN or {'+inf' if allow_neg_inf else 'inf'}"
-                         f" (first at index {tuple(np.argwhere(bad)[0].tolist())})")
+        raise ValueError(f"{name} with shape {arr.shape} contains NaN or inf at index {np.argwhere(bad)[0]}")
     return arr
 
 

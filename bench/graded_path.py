@@ -121,6 +121,9 @@ if __name__ == "__main__":
     import attn
     from attn.encoder import encoder_example
 
+    if not attn.__file__.startswith(ATTN):  # another checkout's attn would measure nothing here
+        sys.exit(f"attn is imported from {attn.__file__}, not {ATTN}: pip install -e . here")
+
     calls, edges = Counter(), set()
     run_pages(calls, edges)
     shown = included()

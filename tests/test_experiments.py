@@ -1,5 +1,7 @@
 """The exercises' experiments (attn.core, attn.encoder, attn.positional) and attn.experiments, against
 independent computations; each refuses bad input at its door."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -133,9 +135,20 @@ def test_numbers_beyond_float64_are_refused_with_a_value_error(call):
         call()
 
 
+@pytest.mark.parametrize("inf", [np.float16(np.inf), np.float32(np.inf), np.float64(np.inf), np.float32(np.nan)])
+def test_numpy_infinities_of_any_width_are_refused_without_a_warning(inf):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # comparing a float32 with float64's max used to warn (overflow in cast)
+        with pytest.raises(ValueError, match=r"scale must be a finite number > 0"):
+            attn.scaled_dot_product_attention(np.ones((2, 3)), np.ones((2, 3)), np.ones((2, 3)), scale=inf)
+        with pytest.raises(ValueError, match=r"eps must be a finite number > 0"):
+            attn.layer_norm(np.ones((2, 3)), eps=inf)
+        assert attn.MultiHeadAttention(8, 2, rng=0, scale=np.float32(0.5)).scale == 0.5
+
+
 def test_a_nan_input_is_refused_at_the_door_before_the_projection():
     mha, X, _ = encoder_example()
     X[2, 3] = np.nan
     assert np.isnan(_project_heads(X, mha.W_q)).any()  # the kernel checks nothing
-    with pytest.raises(ValueError, match=r"Q with shape \(5, 8\) contains NaN or inf \(first at index \(2, 3\)\)"):
+    with pytest.raises(ValueError, match=r"Q with shape \(5, 8\) contains NaN or inf at index \[2 3\]$"):
         mha.forward(X, X, X)
