@@ -27,8 +27,8 @@ def positive_int(value, name: str) -> int:
 def positive_number(value, name: str, hint: str = "") -> float:
     """Return ``value`` as a float, or raise ``ValueError`` unless it is an int or a float (Python or NumPy,
     not a bool), finite and > 0."""
-    value = value.item() if isinstance(value, np.generic) else value  # a NumPy scalar as a Python one
-    if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 < value <= sys.float_info.max):
+    value = float(value) if isinstance(value, np.floating) else value  # any NumPy float as a Python float
+    if isinstance(value, bool) or not (isinstance(value, numbers.Real) and 0 < value <= sys.float_info.max):
         raise ValueError(f"{name} must be a finite number > 0{hint}, got {value!r}")  # NaN, inf: False above
     return float(value)
 
@@ -41,7 +41,7 @@ def _match(arr: np.ndarray, name: str, spec: str, dims: dict) -> np.ndarray:
     are added to ``dims``.
     """
     axes = spec.strip("()").replace(" ", "").rstrip(",").split(",")  # "(..., n_k, d_k)": [..., n_k, d_k]
-    lead = max(arr.ndim - len(axes) + 1, 0)  # batch axes: those beyond the named symbols (all but "...")
+    lead = max(arr.ndim - len(axes) + 1, 0)  # if axes[0] is "...": the batch axes, before the named ones
     sizes = [arr.shape[:lead], *arr.shape[lead:]] if axes[0] == "..." else list(arr.shape)  # one per axis
     found = dict(zip(axes, sizes, strict=False)) | dims  # symbol: size read from arr, or the one in dims
     if list(map(found.get, axes)) != sizes:  # an axis too many or too few, or two sizes for one symbol
@@ -64,7 +64,7 @@ def boolean(mask, name: str, spec: str, dims: dict) -> np.ndarray:
     """Return ``mask`` as a boolean array of shape ``spec`` (see :func:`_match`); other dtypes are refused."""
     arr = np.asarray(mask)
     if arr.dtype != bool:
-        raise ValueError(f"{name} must be a boolean array (True = may attend), got dtype {arr.dtype}")
+        raise ValueError(f"{name}: dtype {arr.dtype}, shape {arr.shape}; expected bool (True = may attend)")
     return _match(arr, name, spec, dims)
 
 

@@ -126,14 +126,14 @@ class MultiHeadAttention:
         Q = array(Q, "Q", "(..., n_q, d_model)", dims)  # binds ..., n_q
         K = array(K, "K", "(..., n_k, d_model)", dims)  # binds n_k
         V = array(V, "V", "(..., n_k, d_model)", dims)
-        return Q, K, V, None if mask is None else attention_mask(mask, dims)  # mask (..., n_q, n_k)
+        return Q, K, V, None if mask is None else attention_mask(mask, dims)  # mask 2-D or (..., n_q, n_k)
 
     def _heads(self, Q, K, V, mask=None):
         """The kernel of :meth:`head_outputs`: project, then every head's attention in one call."""
         q = _project_heads(Q, self.W_q)  # (..., h, n_q, d_k)
         k = _project_heads(K, self.W_k)  # (..., h, n_k, d_k)
         v = _project_heads(V, self.W_v)  # (..., h, n_k, d_k)
-        mask = None if mask is None else mask[..., None, :, :]  # (..., 1, n_q, n_k): the same for every head
+        mask = None if mask is None else mask[..., None, :, :]  # (1, n_q, n_k) or (..., 1, n_q, n_k)
         return _attention(q, k, v, mask, self.scale)  # (..., h, n_q, d_k), (..., h, n_q, n_k)
 
     def _forward(self, Q, K, V, mask=None):

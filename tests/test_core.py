@@ -180,7 +180,7 @@ def test_error_batch_mismatch_is_not_broadcast():
 
 
 def test_error_mask_not_bool():
-    with pytest.raises(ValueError, match=r"mask must be a boolean array .* got dtype float64$"):
+    with pytest.raises(ValueError, match=r"mask: dtype float64, shape \(2, 3\); expected bool \(True = may attend\)$"):
         attn.scaled_dot_product_attention(Q1, K1, V1, mask=np.ones((2, 3)))
 
 
