@@ -265,7 +265,7 @@ def test_X_non_numeric_refused():
 
 
 def test_mask_must_be_boolean():
-    with pytest.raises(ValueError, match=r"mask must be a boolean array \(True = may attend\), got dtype int64"):
+    with pytest.raises(ValueError, match=r"mask: dtype int64, shape \(3, 3\); expected bool \(True = may attend\)$"):
         SelfAttention(4, 2, 2, rng=0).forward(np.ones((3, 4)), mask=np.ones((3, 3), dtype=np.int64))
 
 
