@@ -20,17 +20,18 @@ def positive_int(value, name: str) -> int:
     """Return ``value`` as an int, or raise ``ValueError`` unless it is an int (Python or NumPy, not a bool)
     from 1 to ``sys.maxsize``."""
     if isinstance(value, bool) or not (isinstance(value, numbers.Integral) and 1 <= value <= sys.maxsize):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")  # NumPy ints are Integral
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")  # sys.maxsize: max array size
     return int(value)
 
 
 def positive_number(value, name: str, hint: str = "") -> float:
-    """Return ``value`` as a float, or raise ``ValueError`` unless it is an int or a float (Python or NumPy,
-    not a bool), finite and > 0."""
-    value = float(value) if isinstance(value, np.floating) else value  # any NumPy float as a Python float
-    if isinstance(value, bool) or not (isinstance(value, numbers.Real) and 0 < value <= sys.float_info.max):
+    """Return ``value`` as a float, or raise ``ValueError`` unless it is a real number (``numbers.Real``,
+    Python or NumPy, not a bool) with 0 < value <= the largest float64. A NumPy float is checked as the
+    Python float it becomes: a longdouble below float64's range is 0 there, and refused."""
+    number = float(value) if isinstance(value, np.floating) else value  # the float returned, for NumPy floats
+    if isinstance(value, bool) or not (isinstance(number, numbers.Real) and 0 < number <= sys.float_info.max):
         raise ValueError(f"{name} must be a finite number > 0{hint}, got {value!r}")  # NaN, inf: False above
-    return float(value)
+    return float(number)
 
 
 def _match(arr: np.ndarray, name: str, spec: str, dims: dict) -> np.ndarray:
